@@ -1,0 +1,93 @@
+/* Minimal kernel type definitions for CO-RE.
+ *
+ * Only the fields schedtop reads are declared. preserve_access_index makes
+ * clang emit relocations, and libbpf rewrites every offset against the
+ * running kernel's BTF at load time, so no kernel headers (and no generated
+ * vmlinux.h) are needed to build or to run. Field names are checked on load:
+ * a field missing on the running kernel fails the load with a clear message
+ * unless guarded by bpf_core_field_exists().
+ */
+#ifndef SCHEDTOP_KERNEL_TYPES_H
+#define SCHEDTOP_KERNEL_TYPES_H
+
+typedef unsigned char __u8;
+typedef short unsigned int __u16;
+typedef int __s32;
+typedef unsigned int __u32;
+typedef long long int __s64;
+typedef long long unsigned int __u64;
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __s32 s32;
+typedef __u32 u32;
+typedef __s64 s64;
+typedef __u64 u64;
+typedef _Bool bool;
+typedef int pid_t;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+
+#define true 1
+#define false 0
+
+enum bpf_map_type {
+	BPF_MAP_TYPE_HASH = 1,
+	BPF_MAP_TYPE_ARRAY = 2,
+	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+};
+
+enum {
+	BPF_ANY = 0,
+	BPF_NOEXIST = 1,
+	BPF_EXIST = 2,
+	BPF_F_NO_PREALLOC = 1,
+};
+
+struct thread_info {
+	u32 cpu;
+} __attribute__((preserve_access_index));
+
+struct cfs_rq;
+
+struct sched_entity {
+	struct cfs_rq *cfs_rq;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	struct thread_info thread_info;
+	struct sched_entity se;
+	unsigned int __state;
+	unsigned int cpu;
+	pid_t pid;
+	pid_t tgid;
+	unsigned long nvcsw;
+	unsigned long nivcsw;
+	u64 start_time;
+	char comm[16];
+} __attribute__((preserve_access_index));
+
+/* Before 5.14 the state field was called "state" (and was a long). */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+struct rq;
+
+/* rq is only there with CONFIG_FAIR_GROUP_SCHED */
+struct cfs_rq {
+	unsigned int h_nr_queued;
+	unsigned int h_nr_runnable;
+	struct rq *rq;
+} __attribute__((preserve_access_index));
+
+struct rq {
+	unsigned int nr_running;
+	struct cfs_rq cfs;
+	struct task_struct *curr;
+	struct task_struct *idle;
+} __attribute__((preserve_access_index));
+
+struct bpf_perf_event_data;
+
+#endif

@@ -1,0 +1,56 @@
+//! Command line (clap derive). `schedtop` alone opens the live view.
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "schedtop",
+    version,
+    about = "Live view of what the Linux scheduler does to every thread",
+    long_about = "Live view of what the Linux scheduler does to every thread: voluntary and \
+involuntary switches, on-CPU slices, run-queue waits, migrations across CPUs and NUMA nodes. \
+Runs with BPF as root; falls back to /proc counters otherwise."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub live: LiveArgs,
+    /// Print one JSON object per interval (JSON Lines) instead of the live view
+    #[arg(short = 'b', long)]
+    pub batch: bool,
+    /// Number of intervals to print in batch mode (default: until interrupted)
+    #[arg(short = 'n', long, value_name = "N")]
+    pub count: Option<u64>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct LiveArgs {
+    /// Interval between samples, in seconds
+    #[arg(short = 'i', long, value_name = "SECS", default_value_t = 1.0, value_parser = parse_interval)]
+    pub interval: f64,
+    /// Only threads of this process (repeatable)
+    #[arg(short = 'p', long = "pid", value_name = "PID")]
+    pub pids: Vec<u32>,
+    /// Read /proc only, even as root (no histograms or migrations)
+    #[arg(long)]
+    pub procfs: bool,
+    /// Fail instead of falling back to /proc when BPF cannot load
+    #[arg(long)]
+    pub require_bpf: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Show what this kernel offers schedtop (BPF, BTF, perf events) for bug reports
+    Doctor,
+}
+
+fn parse_interval(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(0.05..=3600.0).contains(&v) {
+        return Err("interval must be between 0.05 and 3600 seconds".into());
+    }
+    Ok(v)
+}

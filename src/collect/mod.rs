@@ -1,0 +1,137 @@
+//! Sources of Samples: BPF when it can load, /proc otherwise.
+pub mod bpf;
+pub mod perf;
+pub mod procfs;
+pub mod system;
+pub mod topology;
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::model::{HostInfo, Sample, SourceKind};
+use bpf::BpfSource;
+use procfs::ProcfsReader;
+
+/// What the user asked for.
+#[derive(Clone, Debug)]
+pub struct LiveOptions {
+    pub interval_ns: u64,
+    pub pid_filter: Vec<u32>,
+    /// never try BPF (`--procfs`)
+    pub force_procfs: bool,
+    /// fail instead of falling back (`--require-bpf`, and CI)
+    pub require_bpf: bool,
+}
+
+enum Inner {
+    Bpf(Box<BpfSource>),
+    Procfs(ProcfsReader),
+}
+
+/// A live source of Samples; the caller decides when to take them.
+pub struct LiveSource {
+    host: HostInfo,
+    inner: Inner,
+}
+
+/// Why BPF is not available here, before even trying, as one line that
+/// says what to do about it.
+fn bpf_precondition() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some(
+            "not root: /proc counters only; run as root for histograms and migrations".into(),
+        );
+    }
+    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
+        return Some(
+            "no kernel BTF (/sys/kernel/btf/vmlinux): /proc counters only; needs CONFIG_DEBUG_INFO_BTF=y"
+                .into(),
+        );
+    }
+    None
+}
+
+impl LiveSource {
+    pub fn open(opts: &LiveOptions) -> Result<LiveSource> {
+        let topology = topology::read_topology(Path::new("/sys"))?;
+        // libbpf's own diagnostics go to stderr and would scribble over the
+        // TUI; failures reach the user through our error instead.
+        // SCHEDTOP_BPF_DEBUG=1 shows them for bug reports.
+        if std::env::var_os("SCHEDTOP_BPF_DEBUG").is_none() {
+            libbpf_rs::set_print(None);
+        }
+        let reason = if opts.force_procfs {
+            Some("procfs source requested (--procfs): no histograms or migrations".to_string())
+        } else {
+            bpf_precondition()
+        };
+        let attempt = match reason {
+            Some(r) => Err(r),
+            None => {
+                BpfSource::start(topology.clone(), opts.pid_filter.clone(), true).map_err(|e| {
+                    format!(
+                        "BPF failed to load ({}): /proc counters only; see `schedtop doctor`",
+                        first_line(&format!("{e:#}"))
+                    )
+                })
+            }
+        };
+        let (inner, source, degraded_reason) = match attempt {
+            Ok(b) => {
+                let rq = b.runqueue_error().map(str::to_string);
+                (Inner::Bpf(Box::new(b)), SourceKind::Bpf, rq)
+            }
+            Err(reason) => {
+                if opts.require_bpf && !opts.force_procfs {
+                    anyhow::bail!("BPF is required but unavailable: {reason}");
+                }
+                (
+                    Inner::Procfs(ProcfsReader::new("/proc", opts.pid_filter.clone())),
+                    SourceKind::Procfs,
+                    Some(reason),
+                )
+            }
+        };
+        Ok(LiveSource {
+            host: HostInfo {
+                hostname: system::hostname(),
+                kernel: system::kernel_release(),
+                topology,
+                source,
+                degraded_reason,
+                interval_ns: opts.interval_ns,
+            },
+            inner,
+        })
+    }
+
+    pub fn host(&self) -> &HostInfo {
+        &self.host
+    }
+
+    pub fn set_interval(&mut self, interval_ns: u64) {
+        self.host.interval_ns = interval_ns;
+    }
+
+    /// The cumulative state now.
+    pub fn sample(&mut self) -> Result<Sample> {
+        match &mut self.inner {
+            Inner::Bpf(b) => b.drain(),
+            Inner::Procfs(p) => p.read(),
+        }
+    }
+
+    /// The BPF source, when that is what runs (tests inspect its maps).
+    pub fn bpf(&self) -> Option<&BpfSource> {
+        match &self.inner {
+            Inner::Bpf(b) => Some(b),
+            Inner::Procfs(_) => None,
+        }
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s)
+}

@@ -1,0 +1,114 @@
+//! Fallback source when BPF cannot load: per-thread counters from
+//! /proc/<pid>/task/<tid>/{stat,status,schedstat}. No histograms and no
+//! migrations: /proc does not keep them. The /proc root is a parameter so
+//! tests can read fixture trees.
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use procfs::process::{all_processes_with_root, Process};
+
+use super::system::{now_ns, read_system};
+use crate::model::{Baseline, Sample, ThreadSample};
+
+pub struct ProcfsReader {
+    root: PathBuf,
+    ticks_per_s: u64,
+    /// threads seen by the previous read, by (tid, start time)
+    seen: HashSet<(u32, u64)>,
+    /// boot-relative time of the previous read, ns (None before the first)
+    last_read_boot_ns: Option<u64>,
+    pid_filter: Vec<u32>,
+}
+
+impl ProcfsReader {
+    pub fn new(root: impl Into<PathBuf>, pid_filter: Vec<u32>) -> Self {
+        // SAFETY: sysconf has no preconditions.
+        let tck = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        ProcfsReader {
+            root: root.into(),
+            ticks_per_s: if tck > 0 { tck as u64 } else { 100 },
+            seen: HashSet::new(),
+            last_read_boot_ns: None,
+            pid_filter,
+        }
+    }
+
+    /// One pass over every thread. Threads that vanish mid-read are skipped.
+    pub fn read(&mut self) -> Result<Sample> {
+        let boot_now = boottime_ns();
+        let (time_ns, mono_ns) = now_ns();
+        let mut threads = Vec::new();
+        let procs = all_processes_with_root(&self.root)
+            .map_err(|e| anyhow::anyhow!("cannot list {}: {e}", self.root.display()))?;
+        for proc in procs.flatten() {
+            if !self.pid_filter.is_empty() && !self.pid_filter.contains(&(proc.pid as u32)) {
+                continue;
+            }
+            self.read_process(&proc, &mut threads);
+        }
+        let seen_now: HashSet<(u32, u64)> = threads
+            .iter()
+            .map(|t: &ThreadSample| (t.tid, t.start_time_ns))
+            .collect();
+        self.seen = seen_now;
+        self.last_read_boot_ns = Some(boot_now);
+        Ok(Sample {
+            time_ns,
+            mono_ns,
+            threads,
+            system: read_system(&self.root),
+            ..Default::default()
+        })
+    }
+
+    fn read_process(&self, proc: &Process, out: &mut Vec<ThreadSample>) {
+        let Ok(pstat) = proc.stat() else { return };
+        let Ok(tasks) = proc.tasks() else { return };
+        for task in tasks.flatten() {
+            let (Ok(stat), Ok(status)) = (task.stat(), task.status()) else {
+                continue;
+            };
+            let sched = task.schedstat().ok();
+            let start_time_ns = stat.starttime * 1_000_000_000 / self.ticks_per_s;
+            let tid = task.tid as u32;
+            // A thread we did not see before that started after our last
+            // read began from zero: its whole history is this interval.
+            let new_since_last = self.last_read_boot_ns.is_some_and(|t| start_time_ns > t)
+                && !self.seen.contains(&(tid, start_time_ns));
+            out.push(ThreadSample {
+                tid,
+                pid: task.pid as u32,
+                comm: stat.comm.clone(),
+                process_comm: pstat.comm.clone(),
+                cpu: stat.processor.unwrap_or(0).max(0) as u32,
+                start_time_ns,
+                voluntary: status.voluntary_ctxt_switches.unwrap_or(0),
+                involuntary: status.nonvoluntary_ctxt_switches.unwrap_or(0),
+                oncpu_ns: sched.as_ref().map_or(0, |s| s.sum_exec_runtime),
+                wait_ns: sched.as_ref().map_or(0, |s| s.run_delay),
+                migrations: None,
+                cross_node_migrations: None,
+                slice_hist: None,
+                wait_hist: None,
+                baseline: new_since_last.then(Baseline::default),
+                exited: false,
+            });
+        }
+    }
+}
+
+fn boottime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into the pointer we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Is `root` a readable proc tree?
+pub fn usable(root: &Path) -> bool {
+    root.join("stat").exists()
+}

@@ -1,0 +1,2 @@
+//! Ways out of schedtop other than the terminal.
+pub mod json;

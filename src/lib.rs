@@ -1,0 +1,9 @@
+//! schedtop: what the Linux scheduler does to every thread, live.
+//!
+//! Sources (`collect`) produce `model::Sample`s; everything else consumes them.
+pub mod batch;
+pub mod cli;
+pub mod collect;
+pub mod doctor;
+pub mod export;
+pub mod model;

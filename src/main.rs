@@ -1,0 +1,47 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use schedtop::cli::{Cli, Command};
+use schedtop::collect::{LiveOptions, LiveSource};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // one line, the whole cause chain, no backtrace
+            eprintln!("schedtop: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let interval_ns = (cli.live.interval * 1e9) as u64;
+    for &pid in &cli.live.pids {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            anyhow::bail!("no process with pid {pid}");
+        }
+    }
+    let opts = LiveOptions {
+        interval_ns,
+        pid_filter: cli.live.pids.clone(),
+        force_procfs: cli.live.procfs,
+        require_bpf: cli.live.require_bpf,
+    };
+    match cli.command {
+        Some(Command::Doctor) => schedtop::doctor::run(),
+        None => {
+            let mut source = LiveSource::open(&opts)?;
+            if let Some(reason) = &source.host().degraded_reason {
+                eprintln!("schedtop: {reason}");
+            }
+            if cli.batch {
+                schedtop::batch::run(&mut source, interval_ns, cli.count)
+            } else {
+                anyhow::bail!("the live view is not built yet; use --batch")
+            }
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The data contract: one `Sample` per interval, whatever the source.
+pub mod hist;
+pub mod rates;
+pub mod sample;
+
+pub use hist::Log2Hist;
+pub use sample::*;

@@ -1,0 +1,349 @@
+//! Per-interval figures derived from two neighbouring cumulative Samples.
+//!
+//! A thread is matched across Samples by (tid, start time), so a reused tid
+//! counts as a new thread. A thread missing from the earlier Sample uses its
+//! baseline if the source knows one, else it has no rate this interval.
+use std::collections::HashMap;
+
+use super::hist::Log2Hist;
+use super::sample::{Sample, ThreadSample};
+
+/// What happened to one thread during one interval.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThreadInterval {
+    pub voluntary: u64,
+    pub involuntary: u64,
+    pub oncpu_ns: u64,
+    pub wait_ns: u64,
+    pub migrations: Option<u64>,
+    pub cross_node_migrations: Option<u64>,
+    pub slice_hist: Option<Log2Hist>,
+    pub wait_hist: Option<Log2Hist>,
+}
+
+impl ThreadInterval {
+    pub fn per_s(count: u64, interval_s: f64) -> f64 {
+        if interval_s > 0.0 {
+            count as f64 / interval_s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Difference of a cumulative counter; a counter that went down restarted.
+pub fn counter_delta(now: u64, before: u64) -> u64 {
+    if now >= before {
+        now - before
+    } else {
+        now
+    }
+}
+
+fn hist_delta(now: &Option<Log2Hist>, before: Option<&Option<Log2Hist>>) -> Option<Log2Hist> {
+    let now = now.as_ref()?;
+    match before {
+        Some(Some(b)) => Some(now.since(b)),
+        _ => Some(now.clone()),
+    }
+}
+
+/// The interval of `cur` given the thread's previous appearance (if any).
+/// None when the thread is new and its starting values are unknown.
+pub fn thread_interval(cur: &ThreadSample, prev: Option<&ThreadSample>) -> Option<ThreadInterval> {
+    let prev = prev.filter(|p| p.start_time_ns == cur.start_time_ns);
+    match prev {
+        Some(p) => Some(ThreadInterval {
+            voluntary: counter_delta(cur.voluntary, p.voluntary),
+            involuntary: counter_delta(cur.involuntary, p.involuntary),
+            oncpu_ns: counter_delta(cur.oncpu_ns, p.oncpu_ns),
+            wait_ns: counter_delta(cur.wait_ns, p.wait_ns),
+            migrations: cur
+                .migrations
+                .map(|m| counter_delta(m, p.migrations.unwrap_or(0))),
+            cross_node_migrations: cur
+                .cross_node_migrations
+                .map(|m| counter_delta(m, p.cross_node_migrations.unwrap_or(0))),
+            slice_hist: hist_delta(&cur.slice_hist, Some(&p.slice_hist)),
+            wait_hist: hist_delta(&cur.wait_hist, Some(&p.wait_hist)),
+        }),
+        None => {
+            let b = cur.baseline?;
+            Some(ThreadInterval {
+                voluntary: counter_delta(cur.voluntary, b.voluntary),
+                involuntary: counter_delta(cur.involuntary, b.involuntary),
+                oncpu_ns: counter_delta(cur.oncpu_ns, b.oncpu_ns),
+                wait_ns: counter_delta(cur.wait_ns, b.wait_ns),
+                migrations: cur.migrations,
+                cross_node_migrations: cur.cross_node_migrations,
+                slice_hist: hist_delta(&cur.slice_hist, None),
+                wait_hist: hist_delta(&cur.wait_hist, None),
+            })
+        }
+    }
+}
+
+/// Seconds between two Samples by the monotonic clock (real elapsed time,
+/// whatever the nominal interval was).
+pub fn elapsed_s(prev: &Sample, cur: &Sample) -> f64 {
+    cur.mono_ns.saturating_sub(prev.mono_ns) as f64 / 1e9
+}
+
+/// Index of a Sample's threads by (tid, start time).
+pub fn index_threads(s: &Sample) -> HashMap<(u32, u64), &ThreadSample> {
+    s.threads
+        .iter()
+        .map(|t| ((t.tid, t.start_time_ns), t))
+        .collect()
+}
+
+/// Every thread of `cur` with its interval (None = no rate known yet).
+pub fn intervals<'a>(
+    prev: Option<&Sample>,
+    cur: &'a Sample,
+) -> Vec<(&'a ThreadSample, Option<ThreadInterval>)> {
+    let index = prev.map(index_threads).unwrap_or_default();
+    cur.threads
+        .iter()
+        .map(|t| {
+            let p = index.get(&(t.tid, t.start_time_ns)).copied();
+            (t, thread_interval(t, p))
+        })
+        .collect()
+}
+
+/// CPU→CPU migrations during the interval, (from, to, count), non-zero only.
+pub fn migration_deltas(prev: Option<&Sample>, cur: &Sample) -> Vec<(u32, u32, u64)> {
+    let before: HashMap<(u32, u32), u64> = prev
+        .map(|p| {
+            p.migrations
+                .iter()
+                .map(|m| ((m.from_cpu, m.to_cpu), m.count))
+                .collect()
+        })
+        .unwrap_or_default();
+    cur.migrations
+        .iter()
+        .filter_map(|m| {
+            let b = before.get(&(m.from_cpu, m.to_cpu)).copied().unwrap_or(0);
+            let d = counter_delta(m.count, b);
+            (d > 0).then_some((m.from_cpu, m.to_cpu, d))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::sample::Baseline;
+
+    fn thread(tid: u32, start: u64, vol: u64, invol: u64) -> ThreadSample {
+        ThreadSample {
+            tid,
+            pid: tid,
+            start_time_ns: start,
+            voluntary: vol,
+            involuntary: invol,
+            oncpu_ns: vol * 1000,
+            migrations: Some(vol),
+            slice_hist: Some(Log2Hist::from_counts([0, vol])),
+            ..Default::default()
+        }
+    }
+
+    fn sample(mono_s: u64, threads: Vec<ThreadSample>) -> Sample {
+        Sample {
+            mono_ns: mono_s * 1_000_000_000,
+            threads,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn rate_from_two_cumulative_samples() {
+        let a = sample(10, vec![thread(7, 100, 10, 4)]);
+        let b = sample(12, vec![thread(7, 100, 30, 10)]);
+        let iv = intervals(Some(&a), &b);
+        let d = iv[0].1.as_ref().unwrap();
+        assert_eq!((d.voluntary, d.involuntary), (20, 6));
+        assert_eq!(d.migrations, Some(20));
+        assert_eq!(d.slice_hist.as_ref().unwrap().counts[1], 20);
+        let dt = elapsed_s(&a, &b);
+        assert_eq!(dt, 2.0);
+        assert_eq!(ThreadInterval::per_s(d.voluntary, dt), 10.0);
+    }
+
+    #[test]
+    fn missing_sample_costs_only_one_rate() {
+        // sample at t=11 was lost: the rate spans 10..12 with the real elapsed time
+        let a = sample(10, vec![thread(7, 100, 10, 0)]);
+        let c = sample(12, vec![thread(7, 100, 50, 0)]);
+        let d = intervals(Some(&a), &c)[0].1.clone().unwrap();
+        assert_eq!(ThreadInterval::per_s(d.voluntary, elapsed_s(&a, &c)), 20.0);
+    }
+
+    #[test]
+    fn reused_tid_restarts_counters() {
+        let a = sample(10, vec![thread(7, 100, 500, 40)]);
+        // same tid, new thread (different start time), baseline known
+        let mut t = thread(7, 999, 3, 1);
+        t.baseline = Some(Baseline {
+            voluntary: 1,
+            involuntary: 0,
+            ..Default::default()
+        });
+        let b = sample(11, vec![t]);
+        let d = intervals(Some(&a), &b)[0].1.clone().unwrap();
+        assert_eq!((d.voluntary, d.involuntary), (2, 1));
+        assert_eq!(d.migrations, Some(3));
+        // same start time but the counter went down: still no negative rate
+        assert_eq!(counter_delta(3, 500), 3);
+    }
+
+    #[test]
+    fn new_thread_without_baseline_has_no_rate() {
+        let b = sample(11, vec![thread(8, 1, 3, 1)]);
+        assert!(intervals(None, &b)[0].1.is_none());
+    }
+
+    #[test]
+    fn migration_matrix_delta() {
+        use crate::model::sample::MigrationCount;
+        let mut a = sample(1, vec![]);
+        a.migrations = vec![MigrationCount {
+            from_cpu: 0,
+            to_cpu: 1,
+            count: 5,
+        }];
+        let mut b = a.clone();
+        b.migrations[0].count = 9;
+        b.migrations.push(MigrationCount {
+            from_cpu: 1,
+            to_cpu: 0,
+            count: 2,
+        });
+        assert_eq!(migration_deltas(Some(&a), &b), vec![(0, 1, 4), (1, 0, 2)]);
+    }
+}
+
+/// Lowest queue length counted in run-queue histogram slot `slot`: exact
+/// below 32, then log2 buckets [32,64), [64,128), … (bpf/schedtop.h).
+pub fn rq_slot_low(slot: usize) -> u64 {
+    const LINEAR: usize = 32;
+    if slot < LINEAR {
+        slot as u64
+    } else {
+        1u64 << (slot - LINEAR + 5)
+    }
+}
+
+/// Run-queue length over one interval.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RqInterval {
+    pub avg: f64,
+    /// exact below 32, else the low bound of its log2 bucket
+    pub max: u64,
+    /// (queue length low bound, samples), including the samples an idle
+    /// CPU's timer did not take, counted as empty queue
+    pub hist: Vec<(u64, u64)>,
+    pub samples: u64,
+}
+
+/// What one CPU did during one interval.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpuInterval {
+    pub cpu: u32,
+    pub switches: u64,
+    pub busy_ns: u64,
+    pub rq: Option<RqInterval>,
+}
+
+/// Per-CPU interval figures. On these kernels a cpu-clock perf event does not
+/// fire while its CPU idles (NO_HZ), so samples that should have been taken
+/// in `elapsed_s` but were not are counted as empty-queue time.
+pub fn cpu_intervals(prev: Option<&Sample>, cur: &Sample, elapsed_s: f64) -> Vec<CpuInterval> {
+    cur.cpus
+        .iter()
+        .map(|c| {
+            let p = prev.and_then(|p| p.cpus.iter().find(|x| x.cpu == c.cpu));
+            let rq = c.rq.as_ref().map(|r| {
+                let pr = p.and_then(|p| p.rq.as_ref());
+                let samples = counter_delta(r.samples, pr.map_or(0, |x| x.samples));
+                let sum = counter_delta(r.sum, pr.map_or(0, |x| x.sum));
+                let mut hist: Vec<(u64, u64)> = r
+                    .hist
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &n)| {
+                        let before = pr.and_then(|x| x.hist.get(i)).copied().unwrap_or(0);
+                        (rq_slot_low(i), counter_delta(n, before))
+                    })
+                    .collect();
+                let expected = (elapsed_s * r.freq_hz as f64).round() as u64;
+                let missing = expected.saturating_sub(samples);
+                if let Some(first) = hist.first_mut() {
+                    first.1 += missing;
+                }
+                let total = samples + missing;
+                let max = hist
+                    .iter()
+                    .rev()
+                    .find(|(_, n)| *n > 0)
+                    .map_or(0, |(low, _)| *low);
+                hist.retain(|(_, n)| *n > 0);
+                RqInterval {
+                    avg: if total > 0 {
+                        sum as f64 / total as f64
+                    } else {
+                        0.0
+                    },
+                    max,
+                    hist,
+                    samples: total,
+                }
+            });
+            CpuInterval {
+                cpu: c.cpu,
+                switches: counter_delta(c.switches, p.map_or(0, |p| p.switches)),
+                busy_ns: counter_delta(c.busy_ns, p.map_or(0, |p| p.busy_ns)),
+                rq,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod cpu_tests {
+    use super::*;
+    use crate::model::sample::{CpuSample, RqSample};
+
+    #[test]
+    fn idle_cpu_missing_samples_count_as_empty_queue() {
+        let mk = |samples, sum, h1| Sample {
+            mono_ns: 0,
+            cpus: vec![CpuSample {
+                cpu: 0,
+                switches: 0,
+                busy_ns: 0,
+                rq: Some(RqSample {
+                    samples,
+                    sum,
+                    hist: vec![0, h1],
+                    freq_hz: 100,
+                }),
+            }],
+            ..Default::default()
+        };
+        // 1 s at 100 Hz but only 50 samples (all with queue length 1) taken
+        let a = mk(0, 0, 0);
+        let b = mk(50, 50, 50);
+        let r = cpu_intervals(Some(&a), &b, 1.0)[0].rq.clone().unwrap();
+        assert_eq!(r.samples, 100);
+        assert!((r.avg - 0.5).abs() < 1e-9);
+        assert_eq!(r.max, 1);
+        assert_eq!(r.hist, vec![(0, 50), (1, 50)]);
+        assert_eq!(rq_slot_low(31), 31);
+        assert_eq!(rq_slot_low(32), 32);
+        assert_eq!(rq_slot_low(33), 64);
+    }
+}

@@ -1,0 +1,179 @@
+//! `Sample`: everything schedtop knows about one interval. Counters are
+//! cumulative; rates are derived from two Samples (see `rates`).
+use serde::{Deserialize, Serialize};
+
+use super::hist::Log2Hist;
+
+/// Where the Samples come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    Bpf,
+    Procfs,
+}
+
+impl SourceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Bpf => "bpf",
+            SourceKind::Procfs => "procfs",
+        }
+    }
+}
+
+/// One CPU's place in the machine.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuTopology {
+    pub cpu: u32,
+    pub node: u32,
+    /// id of the last-level cache it shares (lowest CPU id sharing it)
+    pub llc: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Topology {
+    /// online CPUs, ascending
+    pub cpus: Vec<CpuTopology>,
+}
+
+impl Topology {
+    pub fn node_of(&self, cpu: u32) -> Option<u32> {
+        self.cpus.iter().find(|c| c.cpu == cpu).map(|c| c.node)
+    }
+    pub fn nodes(&self) -> Vec<u32> {
+        let mut n: Vec<u32> = self.cpus.iter().map(|c| c.node).collect();
+        n.sort_unstable();
+        n.dedup();
+        n
+    }
+    /// One more than the highest CPU id (the size of CPU-indexed tables).
+    pub fn cpu_slots(&self) -> u32 {
+        self.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0)
+    }
+}
+
+/// Facts about the stream, fixed for its whole length.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub kernel: String,
+    pub topology: Topology,
+    pub source: SourceKind,
+    /// Why the source is not BPF (one line, with what to do), if it is not.
+    pub degraded_reason: Option<String>,
+    pub interval_ns: u64,
+}
+
+/// Values of a thread's cumulative counters when the source started watching
+/// it, so its first interval has rates too. Absent when unknown (a thread that
+/// was already running before a procfs source started).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Baseline {
+    pub voluntary: u64,
+    pub involuntary: u64,
+    pub oncpu_ns: u64,
+    pub wait_ns: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadSample {
+    pub tid: u32,
+    pub pid: u32,
+    /// As the thread named itself: hostile, escape before display.
+    pub comm: String,
+    /// The process's (thread group leader's) name.
+    pub process_comm: String,
+    /// CPU it last ran on.
+    pub cpu: u32,
+    /// task start time (ns since boot); with tid it identifies a thread
+    /// across tid reuse.
+    pub start_time_ns: u64,
+    /// The kernel's own nvcsw / nivcsw (cumulative since thread start).
+    pub voluntary: u64,
+    pub involuntary: u64,
+    pub oncpu_ns: u64,
+    /// run-queue wait
+    pub wait_ns: u64,
+    /// None where the source cannot see migrations (procfs).
+    pub migrations: Option<u64>,
+    pub cross_node_migrations: Option<u64>,
+    /// on-CPU slice lengths; None where the source has no histograms.
+    pub slice_hist: Option<Log2Hist>,
+    /// run-queue latency
+    pub wait_hist: Option<Log2Hist>,
+    pub baseline: Option<Baseline>,
+    /// The thread exited; these are its final counts and it will not appear again.
+    pub exited: bool,
+}
+
+/// Run-queue length sampled on a timer during the interval (cumulative).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RqSample {
+    /// timer samples taken (an idle CPU takes none; see rates)
+    pub samples: u64,
+    /// sum of sampled lengths
+    pub sum: u64,
+    /// cumulative counts per queue length: exact below 32, log2 above
+    pub hist: Vec<u64>,
+    /// sampling frequency, Hz
+    pub freq_hz: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuSample {
+    pub cpu: u32,
+    pub switches: u64,
+    pub busy_ns: u64,
+    pub rq: Option<RqSample>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MigrationCount {
+    pub from_cpu: u32,
+    pub to_cpu: u32,
+    /// cumulative since the source started
+    pub count: u64,
+}
+
+/// Updates that were lost rather than counted (cumulative).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Losses {
+    pub thread_map_full: u64,
+    pub migration_matrix_overflow: u64,
+}
+
+impl Losses {
+    pub fn total(&self) -> u64 {
+        self.thread_map_full + self.migration_matrix_overflow
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SystemSample {
+    /// /proc/stat ctxt (cumulative, all CPUs)
+    pub context_switches: u64,
+    pub procs_running: u32,
+    pub procs_blocked: u32,
+    pub load: [f64; 3],
+    pub losses: Losses,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// wall clock at the end of the interval, ns since the Unix epoch
+    pub time_ns: u64,
+    /// CLOCK_MONOTONIC at the same moment: elapsed time between Samples is
+    /// measured with it (a stopped process or a clock step cannot spike rates)
+    pub mono_ns: u64,
+    pub threads: Vec<ThreadSample>,
+    pub cpus: Vec<CpuSample>,
+    /// cumulative CPU→CPU migration counts (non-zero cells only)
+    pub migrations: Vec<MigrationCount>,
+    pub system: SystemSample,
+}
+
+impl Sample {
+    pub fn thread(&self, tid: u32) -> Option<&ThreadSample> {
+        self.threads.iter().find(|t| t.tid == tid)
+    }
+}
