@@ -155,9 +155,14 @@ impl BpfSource {
         self.rq_error.as_deref()
     }
 
-    /// Number of thread entries the kernel map holds now (for tests and `doctor`).
-    pub fn thread_entries(&self) -> usize {
-        self.skel.maps.threads.keys().count()
+    /// (tid, pid, exited) of every entry the kernel map holds now: tests
+    /// use it to check that thread churn leaves nothing behind.
+    pub fn map_entries(&self) -> Result<Vec<(u32, u32, bool)>> {
+        Ok(self
+            .read_threads()?
+            .into_iter()
+            .map(|(_, s)| (s.tid, s.pid, s.exited != 0))
+            .collect())
     }
 
     fn read_threads(&self) -> Result<Vec<(Vec<u8>, thread_stats)>> {

@@ -1,0 +1,244 @@
+//! The real probes against real workloads, checked against the kernel's own
+//! counters. Runs as root on a BTF kernel; see common::bpf_source for skips.
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use schedtop::model::rates::{intervals, migration_deltas};
+use schedtop::model::Sample;
+
+fn sleep_s(s: f64) {
+    std::thread::sleep(Duration::from_secs_f64(s));
+}
+
+fn last_cpu() -> usize {
+    ncpus() - 1
+}
+
+fn thread_of(s: &Sample, tid: u32) -> &schedtop::model::ThreadSample {
+    s.thread(tid)
+        .unwrap_or_else(|| panic!("thread {tid} missing from the Sample"))
+}
+
+#[test]
+fn spinners_are_preempted_and_sleepers_block() {
+    let _g = serial();
+    let Some(mut src) = bpf_source(vec![getpid()]) else {
+        return;
+    };
+    let cpu = last_cpu();
+    let spin = Workload::spinners(3, cpu);
+    let sleep = Workload::sleepers(1, cpu, Duration::from_millis(2));
+    let a = src.sample().unwrap();
+    sleep_s(1.5);
+    let b = src.sample().unwrap();
+    let iv = intervals(Some(&a), &b);
+    for &tid in &spin.tids {
+        let d = iv
+            .iter()
+            .find(|(t, _)| t.tid == tid)
+            .unwrap()
+            .1
+            .clone()
+            .unwrap();
+        assert!(
+            d.involuntary > 50 && d.involuntary > 10 * d.voluntary,
+            "spinner {tid}: {} involuntary, {} voluntary",
+            d.involuntary,
+            d.voluntary
+        );
+    }
+    let tid = sleep.tids[0];
+    let d = iv
+        .iter()
+        .find(|(t, _)| t.tid == tid)
+        .unwrap()
+        .1
+        .clone()
+        .unwrap();
+    assert!(
+        d.voluntary > 100 && d.voluntary > 10 * d.involuntary,
+        "sleeper {tid}: {} voluntary, {} involuntary",
+        d.voluntary,
+        d.involuntary
+    );
+}
+
+#[test]
+fn switch_counts_agree_with_proc_status() {
+    let _g = serial();
+    let Some(mut src) = bpf_source(vec![getpid()]) else {
+        return;
+    };
+    let cpu = last_cpu();
+    let spin = Workload::spinners(2, cpu);
+    let sleep = Workload::sleepers(2, cpu, Duration::from_micros(500));
+    sleep_s(0.3);
+    let tids: Vec<u32> = spin.tids.iter().chain(&sleep.tids).copied().collect();
+    let proc_a: Vec<_> = tids.iter().map(|&t| proc_switches(t)).collect();
+    let a = src.sample().unwrap();
+    sleep_s(2.0);
+    let proc_b: Vec<_> = tids.iter().map(|&t| proc_switches(t)).collect();
+    let b = src.sample().unwrap();
+    for (i, &tid) in tids.iter().enumerate() {
+        let (ta, tb) = (thread_of(&a, tid), thread_of(&b, tid));
+        let ours = (tb.voluntary - ta.voluntary, tb.involuntary - ta.involuntary);
+        let kernel = (proc_b[i].0 - proc_a[i].0, proc_b[i].1 - proc_a[i].1);
+        for (what, o, k) in [
+            ("voluntary", ours.0, kernel.0),
+            ("involuntary", ours.1, kernel.1),
+        ] {
+            let tolerance = ((k as f64 * 0.01).ceil() as u64).max(2);
+            assert!(
+                o.abs_diff(k) <= tolerance,
+                "thread {tid} {what}: schedtop {o}, /proc {k}"
+            );
+        }
+        assert!(
+            ours.0 + ours.1 > 50,
+            "thread {tid} barely switched: {ours:?}"
+        );
+    }
+}
+
+#[test]
+fn slice_histogram_counts_every_switch_and_cpu_time_adds_up() {
+    let _g = serial();
+    let Some(mut src) = bpf_source(vec![getpid()]) else {
+        return;
+    };
+    let cpu = last_cpu();
+    // started after the probes attached: every slice has a known start
+    let spin = Workload::spinners(4, cpu);
+    sleep_s(0.3);
+    let a = src.sample().unwrap();
+    sleep_s(2.0);
+    let b = src.sample().unwrap();
+    let wall = (b.mono_ns - a.mono_ns) as f64;
+    let mut oncpu_sum = 0u64;
+    for &tid in &spin.tids {
+        let t = thread_of(&b, tid);
+        let base = t.baseline.expect("BPF knows every thread's baseline");
+        let switch_outs = (t.voluntary - base.voluntary) + (t.involuntary - base.involuntary);
+        let hist_total = t.slice_hist.as_ref().unwrap().total();
+        assert_eq!(
+            hist_total, switch_outs,
+            "thread {tid}: slice histogram holds {hist_total}, switched out {switch_outs} times"
+        );
+        assert!(switch_outs > 50);
+        oncpu_sum += t.oncpu_ns - thread_of(&a, tid).oncpu_ns;
+    }
+    // the spinners own the CPU but for kernel threads and our sampler's bits
+    let share = oncpu_sum as f64 / wall;
+    assert!(
+        (0.90..=1.02).contains(&share),
+        "spinners on one CPU got {:.3} of its wall time",
+        share
+    );
+    // and the CPU's busy time says the same
+    let busy = |s: &Sample| s.cpus.iter().find(|c| c.cpu == cpu as u32).unwrap().busy_ns;
+    let busy_share = (busy(&b) - busy(&a)) as f64 / wall;
+    assert!(
+        (0.95..=1.02).contains(&busy_share),
+        "CPU {cpu} busy {busy_share:.3}"
+    );
+}
+
+#[test]
+fn affinity_moves_show_as_migrations_with_source_and_destination() {
+    let _g = serial();
+    if ncpus() < 2 {
+        eprintln!("SKIPPED: needs 2 CPUs");
+        return;
+    }
+    let Some(mut src) = bpf_source(vec![getpid()]) else {
+        return;
+    };
+    let w = Workload::free_spinners(1);
+    let tid = w.tids[0];
+    set_affinity(tid, 0);
+    sleep_s(0.2);
+    let a = src.sample().unwrap();
+    let moves = 10u64;
+    for i in 0..moves {
+        set_affinity(tid, if i % 2 == 0 { 1 } else { 0 });
+        sleep_s(0.05);
+    }
+    let b = src.sample().unwrap();
+    let (ta, tb) = (thread_of(&a, tid), thread_of(&b, tid));
+    assert_eq!(
+        tb.migrations.unwrap() - ta.migrations.unwrap(),
+        moves,
+        "thread {tid} was moved {moves} times"
+    );
+    // half went 0->1, half 1->0; the system matrix holds at least those
+    let m = migration_deltas(Some(&a), &b);
+    let cell = |f, t| m.iter().find(|x| x.0 == f && x.1 == t).map_or(0, |x| x.2);
+    assert!(cell(0, 1) >= moves / 2, "0->1: {}", cell(0, 1));
+    assert!(cell(1, 0) >= moves / 2, "1->0: {}", cell(1, 0));
+    assert_eq!(tb.cpu, 0, "the last move put it on CPU 0");
+}
+
+#[test]
+fn thread_churn_leaves_no_map_entries() {
+    let _g = serial();
+    let Some(mut src) = bpf_source(vec![getpid()]) else {
+        return;
+    };
+    let me = getpid();
+    let before: usize = src
+        .bpf()
+        .unwrap()
+        .map_entries()
+        .unwrap()
+        .iter()
+        .filter(|e| e.1 == me)
+        .count();
+    let mut churned = std::collections::HashSet::new();
+    for _ in 0..20 {
+        let hs: Vec<_> = (0..100)
+            .map(|_| {
+                std::thread::spawn(|| {
+                    std::thread::sleep(Duration::from_micros(200));
+                    gettid()
+                })
+            })
+            .collect();
+        for h in hs {
+            churned.insert(h.join().unwrap());
+        }
+    }
+    assert_eq!(churned.len(), 2000);
+    // the first drain reports the dead threads once, with their final counts
+    let s1 = src.sample().unwrap();
+    let reported: Vec<_> = s1
+        .threads
+        .iter()
+        .filter(|t| churned.contains(&t.tid))
+        .collect();
+    assert!(
+        reported.len() >= 1990,
+        "only {} of 2000 exited threads were reported",
+        reported.len()
+    );
+    assert!(reported.iter().all(|t| t.exited && t.voluntary >= 1));
+    // and then they are gone from the kernel's map and from later Samples
+    let s2 = src.sample().unwrap();
+    assert_eq!(
+        s2.threads
+            .iter()
+            .filter(|t| churned.contains(&t.tid))
+            .count(),
+        0
+    );
+    let after = src.bpf().unwrap().map_entries().unwrap();
+    let ours = after.iter().filter(|e| e.1 == me).count();
+    let leftover = after.iter().filter(|e| churned.contains(&e.0)).count();
+    assert_eq!(leftover, 0, "entries of exited threads left in the map");
+    assert!(
+        ours <= before + 2,
+        "map entries of this process: {before} -> {ours}"
+    );
+    assert_eq!(s2.system.losses.total(), 0);
+}

@@ -1,0 +1,152 @@
+//! Shared helpers for the integration tests: real workloads and the
+//! kernel's own counters to check schedtop against.
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use schedtop::collect::{LiveOptions, LiveSource};
+
+/// BPF tests pin threads to CPUs and sum CPU time: run them one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A BPF source, or None (test skipped) where BPF truly cannot load. CI sets
+/// SCHEDTOP_REQUIRE_BPF=1, which turns that skip into a failure.
+pub fn bpf_source(pids: Vec<u32>) -> Option<LiveSource> {
+    let opts = LiveOptions {
+        interval_ns: 1_000_000_000,
+        pid_filter: pids,
+        force_procfs: false,
+        require_bpf: true,
+    };
+    match LiveSource::open(&opts) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            if std::env::var("SCHEDTOP_REQUIRE_BPF").as_deref() == Ok("1") {
+                panic!("BPF required (SCHEDTOP_REQUIRE_BPF=1) but unavailable: {e:#}");
+            }
+            eprintln!("SKIPPED: BPF cannot load here: {e:#}");
+            None
+        }
+    }
+}
+
+pub fn gettid() -> u32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() as u32 }
+}
+
+pub fn getpid() -> u32 {
+    std::process::id()
+}
+
+/// Pin the calling thread to one CPU.
+pub fn pin_to(cpu: usize) {
+    set_affinity(0, cpu);
+}
+
+/// Move thread `tid` (0 = caller) to one CPU.
+pub fn set_affinity(tid: u32, cpu: usize) {
+    // SAFETY: cpu_set_t is plain data; sched_setaffinity reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        let rc = libc::sched_setaffinity(tid as libc::pid_t, std::mem::size_of_val(&set), &set);
+        assert_eq!(rc, 0, "sched_setaffinity({tid}, {cpu}) failed");
+    }
+}
+
+pub fn ncpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The kernel's (voluntary, nonvoluntary) counts of a thread of this process.
+pub fn proc_switches(tid: u32) -> (u64, u64) {
+    let s = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).unwrap();
+    let get = |key: &str| -> u64 {
+        s.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap()
+    };
+    (
+        get("voluntary_ctxt_switches:"),
+        get("nonvoluntary_ctxt_switches:"),
+    )
+}
+
+/// Threads of this process that run a loop until dropped.
+pub struct Workload {
+    stop: Arc<AtomicBool>,
+    handles: Vec<JoinHandle<()>>,
+    pub tids: Vec<u32>,
+}
+
+impl Workload {
+    fn spawn(n: usize, body: impl Fn(&AtomicBool) + Send + Sync + Clone + 'static) -> Workload {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let handles = (0..n)
+            .map(|_| {
+                let stop = stop.clone();
+                let tx = tx.clone();
+                let body = body.clone();
+                std::thread::spawn(move || {
+                    tx.send(gettid()).unwrap();
+                    body(&stop);
+                })
+            })
+            .collect();
+        let tids = (0..n).map(|_| rx.recv().unwrap()).collect();
+        Workload {
+            stop,
+            handles,
+            tids,
+        }
+    }
+
+    /// `n` threads spinning on `cpu`.
+    pub fn spinners(n: usize, cpu: usize) -> Workload {
+        Workload::spawn(n, move |stop| {
+            pin_to(cpu);
+            while !stop.load(Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        })
+    }
+
+    /// `n` threads spinning wherever they are put (for affinity moves).
+    pub fn free_spinners(n: usize) -> Workload {
+        Workload::spawn(n, |stop| {
+            while !stop.load(Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        })
+    }
+
+    /// `n` threads that sleep `period` in a loop on `cpu`.
+    pub fn sleepers(n: usize, cpu: usize, period: Duration) -> Workload {
+        Workload::spawn(n, move |stop| {
+            pin_to(cpu);
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(period);
+            }
+        })
+    }
+}
+
+impl Drop for Workload {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
