@@ -1,0 +1,99 @@
+//! Batch mode as scripts use it: the JSON Lines schema, and one-line errors.
+use std::process::Command;
+
+fn schedtop(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_schedtop"))
+        .args(args)
+        .output()
+        .expect("run schedtop")
+}
+
+#[test]
+fn batch_prints_n_json_lines_with_the_documented_schema() {
+    let out = schedtop(&["--batch", "-n", "2", "-i", "0.3"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2);
+    for line in lines {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        for key in [
+            "time",
+            "interval_s",
+            "source",
+            "threads",
+            "migrations",
+            "cpus",
+            "system",
+        ] {
+            assert!(!v[key].is_null(), "missing {key}");
+        }
+        let dt = v["interval_s"].as_f64().unwrap();
+        assert!((0.25..0.6).contains(&dt), "interval_s {dt}");
+        let threads = v["threads"].as_array().unwrap();
+        assert!(!threads.is_empty());
+        for key in [
+            "tid",
+            "pid",
+            "comm",
+            "voluntary",
+            "involuntary",
+            "voluntary_per_s",
+            "involuntary_per_s",
+            "oncpu_ns",
+            "wait_ns",
+            "migrations",
+            "slice_hist_us",
+            "wait_hist_us",
+        ] {
+            assert!(threads[0].get(key).is_some(), "thread lacks {key}");
+        }
+        if v["source"] == "bpf" {
+            // some thread ran in the interval: its slices are bucketed
+            assert!(threads
+                .iter()
+                .any(|t| t["slice_hist_us"].as_array().is_some_and(|h| !h.is_empty())));
+            for m in v["migrations"].as_array().unwrap() {
+                assert!(m["from_cpu"].is_u64() && m["to_cpu"].is_u64() && m["count"].is_u64());
+            }
+        }
+    }
+}
+
+#[test]
+fn pid_filter_keeps_only_that_process() {
+    let me = std::process::id().to_string();
+    let out = schedtop(&["-b", "-n", "1", "-i", "0.2", "-p", &me]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for t in v["threads"].as_array().unwrap() {
+        assert_eq!(t["pid"].as_u64().unwrap().to_string(), me);
+    }
+}
+
+#[test]
+fn user_errors_are_one_line_and_non_zero() {
+    for (args, needle) in [
+        (
+            vec!["-b", "-p", "999999999"],
+            "no process with pid 999999999",
+        ),
+        (vec!["-b", "-i", "0"], "interval must be between"),
+        (vec!["-b", "-i", "soon"], "is not a number of seconds"),
+    ] {
+        let out = schedtop(&args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("backtrace"),
+            "{err}"
+        );
+    }
+    let out = schedtop(&["-b", "-p", "999999999"]);
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+}
