@@ -242,3 +242,39 @@ fn thread_churn_leaves_no_map_entries() {
     );
     assert_eq!(s2.system.losses.total(), 0);
 }
+
+#[test]
+fn pinned_spinners_give_a_run_queue_of_k_minus_one() {
+    let _g = serial();
+    let Some(mut src) = bpf_source(vec![getpid()]) else {
+        return;
+    };
+    let cpu = last_cpu();
+    for k in [1usize, 3, 5] {
+        let spin = Workload::spinners(k, cpu);
+        // a sleeper on the same CPU: blocked (maybe delayed-dequeued) tasks must not count
+        let _sleep = Workload::sleepers(1, cpu, Duration::from_millis(3));
+        sleep_s(0.3);
+        let a = src.sample().unwrap();
+        sleep_s(1.5);
+        let b = src.sample().unwrap();
+        let dt = schedtop::model::rates::elapsed_s(&a, &b);
+        let cpus = schedtop::model::rates::cpu_intervals(Some(&a), &b, dt);
+        let rq = cpus
+            .iter()
+            .find(|c| c.cpu == cpu as u32)
+            .unwrap()
+            .rq
+            .clone()
+            .expect("run-queue sampler attached");
+        let want = (k - 1) as f64;
+        eprintln!("k={k} rq_len_avg={:.3} max={} samples={}", rq.avg, rq.max, rq.samples);
+        assert!(
+            (rq.avg - want).abs() <= 0.35,
+            "{k} spinners on CPU {cpu}: rq_len_avg {:.2}, want about {want}",
+            rq.avg
+        );
+        assert!(rq.samples >= 100, "{} samples in {dt:.1}s", rq.samples);
+        drop(spin);
+    }
+}
