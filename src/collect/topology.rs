@@ -115,3 +115,35 @@ mod tests {
         assert!(parse_cpu_list("0-4294967295").is_err());
     }
 }
+
+/// Write a sysfs tree for `nodes` NUMA nodes of `cpus_per_node` CPUs, each
+/// node one LLC, CPUs numbered node by node (what tests and fixture
+/// topologies use; the files are the ones `read_topology` reads).
+#[doc(hidden)]
+pub fn write_fixture_tree(root: &Path, nodes: u32, cpus_per_node: u32) -> Result<()> {
+    let total = nodes * cpus_per_node;
+    let cpu_dir = root.join("devices/system/cpu");
+    fs::create_dir_all(&cpu_dir)?;
+    fs::write(cpu_dir.join("online"), format!("0-{}\n", total - 1))?;
+    for node in 0..nodes {
+        let first = node * cpus_per_node;
+        let last = first + cpus_per_node - 1;
+        let list = format!("{first}-{last}\n");
+        let nd = root.join(format!("devices/system/node/node{node}"));
+        fs::create_dir_all(&nd)?;
+        fs::write(nd.join("cpulist"), &list)?;
+        for cpu in first..=last {
+            for (idx, level, shared) in [
+                (0, 1, format!("{cpu}\n")),
+                (2, 2, format!("{cpu}\n")),
+                (3, 3, list.clone()),
+            ] {
+                let d = cpu_dir.join(format!("cpu{cpu}/cache/index{idx}"));
+                fs::create_dir_all(&d)?;
+                fs::write(d.join("level"), format!("{level}\n"))?;
+                fs::write(d.join("shared_cpu_list"), shared)?;
+            }
+        }
+    }
+    Ok(())
+}
