@@ -268,7 +268,10 @@ fn pinned_spinners_give_a_run_queue_of_k_minus_one() {
             .clone()
             .expect("run-queue sampler attached");
         let want = (k - 1) as f64;
-        eprintln!("k={k} rq_len_avg={:.3} max={} samples={}", rq.avg, rq.max, rq.samples);
+        eprintln!(
+            "k={k} rq_len_avg={:.3} max={} samples={}",
+            rq.avg, rq.max, rq.samples
+        );
         assert!(
             (rq.avg - want).abs() <= 0.35,
             "{k} spinners on CPU {cpu}: rq_len_avg {:.2}, want about {want}",
