@@ -1,2 +1,3 @@
 //! Ways out of schedtop other than the terminal.
 pub mod json;
+pub mod screenshot;
