@@ -32,6 +32,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     };
     match cli.command {
         Some(Command::Doctor) => schedtop::doctor::run(),
+        Some(Command::Record(args)) => schedtop::record::cli::record(&args),
+        Some(Command::Dump(args)) => schedtop::record::cli::dump(&args),
         None => {
             let mut source = LiveSource::open(&opts)?;
             if let Some(reason) = &source.host().degraded_reason {

@@ -1,0 +1,96 @@
+//! The `record` and `dump` subcommands: arguments to options, one-line
+//! errors, the closing messages.
+use std::io::Write;
+
+use anyhow::{bail, Result};
+
+use super::dump::{dump as run_dump, DumpOptions, Format};
+use super::reader::Reader;
+use super::recorder::{self, RecordOptions};
+use super::timeexpr::{parse_duration, parse_size, parse_time};
+use super::writer::OpenMode;
+use crate::cli::{DumpArgs, RecordArgs};
+use crate::collect::LiveOptions;
+
+pub fn record(a: &RecordArgs) -> Result<()> {
+    for &pid in &a.live.pids {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            bail!("no process with pid {pid}");
+        }
+    }
+    let duration_ns = match &a.duration {
+        Some(d) => Some(parse_duration(d).map_err(|e| anyhow::anyhow!("--duration: {e}"))?),
+        None => None,
+    };
+    let max_size = match &a.max_size {
+        Some(s) => Some(parse_size(s).map_err(|e| anyhow::anyhow!("--max-size: {e}"))?),
+        None => None,
+    };
+    let mode = if a.append {
+        OpenMode::Append
+    } else if a.force {
+        OpenMode::Replace
+    } else {
+        OpenMode::CreateNew
+    };
+    let opts = RecordOptions {
+        live: LiveOptions {
+            interval_ns: (a.live.interval * 1e9) as u64,
+            pid_filter: a.live.pids.clone(),
+            force_procfs: a.live.procfs,
+            require_bpf: a.live.require_bpf,
+        },
+        mode,
+        duration_ns,
+        max_size,
+    };
+    recorder::run(&a.output, &opts)
+}
+
+pub fn dump(a: &DumpArgs) -> Result<()> {
+    let format = Format::parse(&a.format).map_err(anyhow::Error::msg)?;
+    let time = |flag: &str, v: &Option<String>| -> Result<_> {
+        match v {
+            Some(s) => Ok(Some(
+                parse_time(s).map_err(|e| anyhow::anyhow!("--{flag}: {e}"))?,
+            )),
+            None => Ok(None),
+        }
+    };
+    let opts = DumpOptions {
+        format,
+        from: time("from", &a.from)?,
+        to: time("to", &a.to)?,
+        pids: a.pids.clone(),
+    };
+    let mut r = Reader::open(&a.file)?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let rep = match run_dump(&mut r, &opts, &mut out) {
+        Ok(rep) => rep,
+        Err(e) => {
+            // `schedtop dump f | head` is a normal way to stop
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            {
+                return Ok(());
+            }
+            return Err(e);
+        }
+    };
+    let _ = out.flush();
+    for d in r.damage() {
+        eprintln!("schedtop: {}: skipped {d}", a.file.display());
+    }
+    for s in &rep.skipped {
+        eprintln!("schedtop: {}: skipped {s}", a.file.display());
+    }
+    if rep.intervals == 0 {
+        eprintln!(
+            "schedtop: {}: no intervals in the selected range ({} samples in the file)",
+            a.file.display(),
+            r.len()
+        );
+    }
+    Ok(())
+}

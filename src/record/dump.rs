@@ -1,0 +1,192 @@
+//! `schedtop dump`: a recording as per-thread CSV rows or as JSON Lines with
+//! the batch-mode schema (export::json::interval_record). One record per
+//! interval: the first Sample of each segment only starts the first one,
+//! as in batch mode.
+use std::io::Write;
+
+use anyhow::Result;
+
+use super::reader::Reader;
+use super::storage::Storage;
+use super::timeexpr::TimeExpr;
+use crate::export::json::{interval_record, IntervalRecord};
+use crate::model::Sample;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Csv,
+    Json,
+}
+
+impl Format {
+    pub fn parse(s: &str) -> Result<Format, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "csv" => Ok(Format::Csv),
+            "json" | "jsonl" => Ok(Format::Json),
+            _ => Err(format!("bad --format {s:?}: expected csv or json")),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct DumpOptions {
+    pub format: Format,
+    pub from: Option<TimeExpr>,
+    pub to: Option<TimeExpr>,
+    /// keep threads whose pid or tid is one of these (empty: all)
+    pub pids: Vec<u32>,
+}
+
+/// What a dump did, for the closing message.
+#[derive(Debug, Default)]
+pub struct DumpReport {
+    pub intervals: u64,
+    pub rows: u64,
+    /// one line per Sample that could not be read
+    pub skipped: Vec<String>,
+}
+
+pub const CSV_HEADER: &str = "time,time_ns,interval_s,host,tid,pid,comm,process,cpu,voluntary,involuntary,voluntary_per_s,involuntary_per_s,oncpu_ns,wait_ns,migrations,cross_node_migrations,slice_hist_us,wait_hist_us,exited";
+
+/// A CSV field that is safe to open in a spreadsheet and to print in a
+/// terminal: control characters escaped as \xNN, a leading = + - @ defused
+/// with a quote, quoted when it holds a comma, quote or space at an edge.
+pub fn csv_field(s: &str) -> String {
+    let mut v = String::with_capacity(s.len() + 2);
+    if s.starts_with(['=', '+', '-', '@']) {
+        v.push('\'');
+    }
+    for c in s.chars() {
+        if c.is_control() {
+            v.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            v.push(c);
+        }
+    }
+    if v.contains([',', '"']) || v.starts_with(' ') || v.ends_with(' ') {
+        format!("\"{}\"", v.replace('"', "\"\""))
+    } else {
+        v
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+fn hist(h: &Option<Vec<[u64; 2]>>) -> String {
+    h.as_ref()
+        .map(|v| {
+            v.iter()
+                .map(|[lo, n]| format!("{lo}:{n}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+fn write_csv<W: Write>(out: &mut W, rec: &IntervalRecord) -> std::io::Result<u64> {
+    let host = csv_field(&rec.host);
+    for t in &rec.threads {
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            rec.time,
+            rec.time_ns,
+            rec.interval_s,
+            host,
+            t.tid,
+            t.pid,
+            csv_field(&t.comm),
+            csv_field(&t.process),
+            t.cpu,
+            t.voluntary,
+            t.involuntary,
+            opt(t.voluntary_per_s),
+            opt(t.involuntary_per_s),
+            opt(t.oncpu_ns),
+            opt(t.wait_ns),
+            opt(t.migrations),
+            opt(t.cross_node_migrations),
+            hist(&t.slice_hist_us),
+            hist(&t.wait_hist_us),
+            t.exited
+        )?;
+    }
+    Ok(rec.threads.len() as u64)
+}
+
+/// Write the selected part of the recording to `out`.
+pub fn dump<S: Storage, W: Write>(
+    r: &mut Reader<S>,
+    opts: &DumpOptions,
+    out: &mut W,
+) -> Result<DumpReport> {
+    let mut rep = DumpReport::default();
+    let (Some(first), Some(last)) = (r.first_time(), r.last_time()) else {
+        return Ok(rep);
+    };
+    let from = opts.from.map_or(first, |t| t.resolve(first, last));
+    let to = opts.to.map_or(last, |t| t.resolve(first, last));
+    if opts.format == Format::Csv {
+        writeln!(out, "{CSV_HEADER}")?;
+    }
+    let mut prev: Option<(usize, Sample)> = None;
+    for i in 0..r.len() {
+        let t = r.time_of(i).unwrap_or(0);
+        if t < from || t > to {
+            continue;
+        }
+        let cur = match r.sample(i) {
+            Ok(s) => s,
+            Err(e) => {
+                rep.skipped.push(format!("{e:#}"));
+                continue;
+            }
+        };
+        let p = r.prev_of(i);
+        let base = match (&prev, p) {
+            (Some((pi, ps)), Some(want)) if *pi == want => Some(ps.clone()),
+            (_, Some(want)) => r.sample(want).ok(),
+            _ => None,
+        };
+        if let Some(base) = base {
+            let mut shown = cur.clone();
+            if !opts.pids.is_empty() {
+                shown
+                    .threads
+                    .retain(|t| opts.pids.contains(&t.pid) || opts.pids.contains(&t.tid));
+            }
+            let rec = interval_record(r.host_of(i), Some(&base), &shown);
+            match opts.format {
+                Format::Json => {
+                    serde_json::to_writer(&mut *out, &rec)?;
+                    writeln!(out)?;
+                    rep.rows += rec.threads.len() as u64;
+                }
+                Format::Csv => rep.rows += write_csv(out, &rec)?,
+            }
+            rep.intervals += 1;
+        }
+        prev = Some((i, cur));
+    }
+    out.flush()?;
+    Ok(rep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_fields_are_defused() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("\u{1b}[31mred"), "\\x1b[31mred");
+        assert_eq!(csv_field("=cmd()"), "'=cmd()");
+        assert_eq!(csv_field("line\nbreak"), "line\\x0abreak");
+        assert_eq!(Format::parse("CSV"), Ok(Format::Csv));
+        assert!(Format::parse("xml").unwrap_err().contains("csv or json"));
+    }
+}

@@ -1,0 +1,288 @@
+//! Reading a recording: open (finds every frame through the index, or by
+//! walking the file), then Samples by position or by time. Damaged frames
+//! cost only themselves and the deltas that depend on them; everything else
+//! reads. Nothing read from the file can make it panic or allocate without
+//! bound.
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::Path;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use super::codec;
+use super::format::{Kind, FORMAT_VERSION};
+use super::header::FileHeader;
+use super::index::Entry;
+use super::scan::{self, read_frame, Damage};
+use super::storage::Storage;
+use crate::model::{HostInfo, Sample};
+
+pub struct Reader<S: Storage = File> {
+    st: S,
+    /// Sample frames, in file order
+    samples: Vec<Entry>,
+    /// segment id → its header
+    headers: HashMap<u32, (FileHeader, HostInfo)>,
+    /// for Samples whose segment header is lost
+    fallback: (FileHeader, HostInfo),
+    damage: Vec<Damage>,
+    /// the last decoded Sample, so stepping forward decodes one frame
+    cache: Option<(usize, Sample)>,
+    table: scan::Table,
+}
+
+impl Reader<File> {
+    pub fn open(path: &Path) -> Result<Reader<File>> {
+        let f = File::open(path).with_context(|| format!("{}", path.display()))?;
+        if !f.metadata().map(|m| m.is_file()).unwrap_or(false) {
+            bail!("{}: not a regular file", path.display());
+        }
+        Reader::from_storage(f).with_context(|| format!("{}", path.display()))
+    }
+}
+
+impl<S: Storage> Reader<S> {
+    pub fn from_storage(st: S) -> Result<Reader<S>> {
+        if st.size() == 0 {
+            bail!("empty file, not a schedtop recording");
+        }
+        let table = scan::table(&st);
+        let mut damage = table.damage.clone();
+        let mut headers = HashMap::new();
+        let mut first: Option<(FileHeader, HostInfo)> = None;
+        let mut samples = Vec::new();
+        for e in &table.entries {
+            match e.kind {
+                Kind::Header => {
+                    if headers.contains_key(&e.segment) {
+                        continue; // the second copy
+                    }
+                    let h = read_frame(&st, e.offset)
+                        .ok()
+                        .filter(|(h, _)| e.matches(h))
+                        .and_then(|(_, p)| FileHeader::from_bytes(&p));
+                    match h {
+                        Some(h) => {
+                            if h.format_version > FORMAT_VERSION {
+                                bail!(
+                                    "written by a newer schedtop ({}, format {}); this one reads format {} and older",
+                                    h.tool,
+                                    h.format_version,
+                                    FORMAT_VERSION
+                                );
+                            }
+                            let host = h.host();
+                            first.get_or_insert_with(|| (h.clone(), host.clone()));
+                            headers.insert(e.segment, (h, host));
+                        }
+                        None => damage.push(Damage {
+                            offset: e.offset,
+                            len: e.payload_len as u64,
+                            what: "segment header unreadable".into(),
+                        }),
+                    }
+                }
+                Kind::Sample => samples.push(*e),
+                Kind::Index => {}
+            }
+        }
+        let fallback = match first {
+            Some(f) => f,
+            None if samples.is_empty() => bail!("not a schedtop recording (no intact frame)"),
+            None => {
+                let h = FileHeader {
+                    hostname: "?".into(),
+                    kernel: "?".into(),
+                    ..Default::default()
+                };
+                let host = h.host();
+                (h, host)
+            }
+        };
+        Ok(Reader {
+            st,
+            samples,
+            headers,
+            fallback,
+            damage,
+            cache: None,
+            table,
+        })
+    }
+
+    /// Number of Samples the recording holds (some may turn out damaged).
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    /// Host of the first segment (a recording appended to on another boot
+    /// or with another interval has one header per segment: `host_of`).
+    pub fn host(&self) -> &HostInfo {
+        &self.fallback.1
+    }
+
+    /// Format version, tool version and the rest of the first header.
+    pub fn header(&self) -> &FileHeader {
+        &self.fallback.0
+    }
+
+    /// Host of the segment Sample `i` belongs to.
+    pub fn host_of(&self, i: usize) -> &HostInfo {
+        self.samples
+            .get(i)
+            .and_then(|e| self.headers.get(&e.segment))
+            .map_or(&self.fallback.1, |h| &h.1)
+    }
+
+    /// Number of recording sessions (segments) in the file.
+    pub fn segments(&self) -> usize {
+        self.headers.len().max(1)
+    }
+
+    /// Wall-clock time of Sample `i` (from the index; nothing is decoded).
+    pub fn time_of(&self, i: usize) -> Option<u64> {
+        self.samples.get(i).map(|e| e.time_ns)
+    }
+
+    pub fn first_time(&self) -> Option<u64> {
+        self.samples.iter().map(|e| e.time_ns).min()
+    }
+
+    pub fn last_time(&self) -> Option<u64> {
+        self.samples.iter().map(|e| e.time_ns).max()
+    }
+
+    /// The last Sample at or before `time_ns` (the first one if it is
+    /// earlier than all), None if there are none.
+    pub fn index_at_time(&self, time_ns: u64) -> Option<usize> {
+        if self.samples.is_empty() {
+            return None;
+        }
+        let n = self.samples.partition_point(|e| e.time_ns <= time_ns);
+        Some(n.saturating_sub(1))
+    }
+
+    /// The first Sample at or after `time_ns`, None if all are earlier.
+    pub fn index_from_time(&self, time_ns: u64) -> Option<usize> {
+        let n = self.samples.partition_point(|e| e.time_ns < time_ns);
+        (n < self.samples.len()).then_some(n)
+    }
+
+    /// The Sample rates of `i` are computed against: the one before it in
+    /// the same segment (a new segment restarts the counters).
+    pub fn prev_of(&self, i: usize) -> Option<usize> {
+        let cur = self.samples.get(i)?;
+        let p = self.samples.get(i.checked_sub(1)?)?;
+        (p.segment == cur.segment && p.seq < cur.seq).then_some(i - 1)
+    }
+
+    /// Damage found while opening (unusable byte ranges). Samples that turn
+    /// out damaged when read are reported by `sample`'s error.
+    pub fn damage(&self) -> &[Damage] {
+        &self.damage
+    }
+
+    /// Byte offset of Sample `i`'s frame.
+    pub fn offset_of(&self, i: usize) -> Option<u64> {
+        self.samples.get(i).map(|e| e.offset)
+    }
+
+    /// Bytes `start..end` of Sample `i`'s frame.
+    pub fn frame_range(&self, i: usize) -> Option<(u64, u64)> {
+        self.samples.get(i).map(|e| {
+            let end = e.offset + super::format::HEADER_LEN as u64 + e.payload_len as u64;
+            (e.offset, end)
+        })
+    }
+
+    /// Whether Sample `i` is a key frame (decodes without the ones before).
+    pub fn is_key(&self, i: usize) -> bool {
+        self.samples.get(i).is_some_and(|e| e.is_key())
+    }
+
+    /// Sample `i` (0-based, file order).
+    pub fn sample(&mut self, i: usize) -> Result<Sample> {
+        if i >= self.samples.len() {
+            bail!("no Sample {i} (the recording has {})", self.samples.len());
+        }
+        if let Some((ci, s)) = &self.cache {
+            if *ci == i {
+                return Ok(s.clone());
+            }
+        }
+        // back to the key frame this delta chain starts at, or to the
+        // cached Sample if it is on the way
+        let cached = self.cache.as_ref().map(|(ci, _)| *ci);
+        let mut k = i;
+        let mut from_cache = false;
+        loop {
+            if k != i && cached == Some(k) {
+                from_cache = true;
+                break;
+            }
+            if self.samples[k].is_key() {
+                break;
+            }
+            let seq = self.samples[k].seq;
+            match self
+                .prev_of(k)
+                .filter(|&p| self.samples[p].seq.checked_add(1) == Some(seq))
+            {
+                Some(p) => k = p,
+                None => bail!(
+                    "Sample {i} at offset {}: the Sample it is a delta of is missing or damaged",
+                    self.samples[i].offset
+                ),
+            }
+        }
+        let (mut prev, start) = match (&self.cache, from_cache) {
+            (Some((_, s)), true) => (Some(s.clone()), k + 1),
+            _ => (None, k),
+        };
+        for j in start..=i {
+            let s = self.decode_at(j, prev.as_ref())?;
+            prev = Some(s);
+        }
+        let s = prev.ok_or_else(|| anyhow!("no Sample decoded"))?;
+        self.cache = Some((i, s.clone()));
+        Ok(s)
+    }
+
+    fn decode_at(&self, j: usize, prev: Option<&Sample>) -> Result<Sample> {
+        let e = &self.samples[j];
+        let (h, payload) = read_frame(&self.st, e.offset)
+            .map_err(|err| anyhow!("Sample {j} at offset {}: {err}", e.offset))?;
+        if !e.matches(&h) {
+            bail!(
+                "Sample {j} at offset {}: frame is not the one indexed",
+                e.offset
+            );
+        }
+        let raw = codec::decompress(&payload)
+            .map_err(|err| anyhow!("Sample {j} at offset {}: {err}", e.offset))?;
+        let base = if e.is_key() { None } else { prev };
+        codec::decode(&raw, base).map_err(|err| anyhow!("Sample {j} at offset {}: {err}", e.offset))
+    }
+
+    /// For the writer appending: the last intact index frame and the frames
+    /// no index lists yet.
+    pub(crate) fn index_state(&self) -> (Option<u64>, &[Entry]) {
+        let t = &self.table;
+        (
+            t.last_index,
+            &t.entries[t.unindexed_from.min(t.entries.len())..],
+        )
+    }
+
+    /// Segment ids in use (a new segment must pick another).
+    pub(crate) fn segment_ids(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.table.entries.iter().map(|e| e.segment).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}

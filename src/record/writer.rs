@@ -1,0 +1,278 @@
+//! Writing a recording: a segment header (twice), then one frame per Sample,
+//! each written with a single write(2) as soon as it is encoded, an index
+//! frame every `index_every` frames and at the end. A key frame every
+//! `key_every` Samples bounds what one damaged frame can take with it and
+//! how far a seek decodes.
+//!
+//! Durability: a frame is in the kernel's page cache when `write_sample`
+//! returns, so killing the recorder (even with SIGKILL) loses nothing
+//! written; fdatasync runs at most once per `sync_every` (default 1 s), so a
+//! power cut loses at most about that much.
+use std::fs::{File, OpenOptions};
+use std::io::{ErrorKind, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use super::codec;
+use super::format::{frame, FrameHeader, Kind, FLAG_KEY, HEADER_LEN};
+use super::header::FileHeader;
+use super::index::{self, Entry};
+use super::reader::Reader;
+use crate::model::{HostInfo, Sample};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenMode {
+    /// fail if the file exists
+    CreateNew,
+    /// add a segment to an existing recording (created if missing)
+    Append,
+    /// remove an existing file first
+    Replace,
+}
+
+#[derive(Clone, Debug)]
+pub struct WriteOptions {
+    pub mode: OpenMode,
+    /// a key frame every this many Samples
+    pub key_every: u32,
+    /// an index frame every this many frames
+    pub index_every: u32,
+    /// zstd level
+    pub level: i32,
+    pub sync_every: Duration,
+    /// stop writing before the file would grow past this
+    pub max_size: Option<u64>,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            mode: OpenMode::CreateNew,
+            key_every: 60,
+            index_every: 256,
+            level: 3,
+            sync_every: Duration::from_secs(1),
+            max_size: None,
+        }
+    }
+}
+
+/// What became of a Sample handed to the writer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    Ok,
+    /// not written: it would have passed `max_size`
+    Full,
+}
+
+pub struct Writer {
+    file: File,
+    pos: u64,
+    segment: u32,
+    seq: u32,
+    since_key: u32,
+    prev: Option<Sample>,
+    pending: Vec<Entry>,
+    last_index: Option<u64>,
+    opts: WriteOptions,
+    last_sync: Instant,
+}
+
+fn random_u32() -> u32 {
+    let mut b = [0u8; 4];
+    // SAFETY: getrandom writes at most b.len() bytes into b.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n == 4 {
+        return u32::from_le_bytes(b);
+    }
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    (t ^ (std::process::id() as u64).rotate_left(32)) as u32
+}
+
+pub fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Create a file 0600 without following a symlink or replacing anything.
+fn create_new(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true) // O_CREAT|O_EXCL: never follows a symlink either
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| {
+            if e.kind() == ErrorKind::AlreadyExists {
+                anyhow::anyhow!(
+                    "{} exists: use --append to add to it or --force to replace it",
+                    path.display()
+                )
+            } else {
+                anyhow::Error::new(e).context(format!("{}", path.display()))
+            }
+        })
+}
+
+fn sync_parent(path: &Path) {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if let Ok(d) = File::open(parent) {
+        let _ = d.sync_all();
+    }
+}
+
+impl Writer {
+    /// Open `path` and write a new segment header for `host`.
+    pub fn open(path: &Path, host: &HostInfo, opts: WriteOptions) -> Result<Writer> {
+        let existing = std::fs::symlink_metadata(path).ok();
+        if let Some(m) = &existing {
+            if m.file_type().is_symlink() {
+                bail!(
+                    "{} is a symbolic link: refusing to write through it",
+                    path.display()
+                );
+            }
+            if !m.is_file() {
+                bail!("{} exists and is not a regular file", path.display());
+            }
+        }
+        let mut used_segments = Vec::new();
+        let mut pending = Vec::new();
+        let mut last_index = None;
+        let (file, pos) = match (opts.mode, existing) {
+            (OpenMode::Append, Some(_)) => {
+                let file = OpenOptions::new()
+                    .read(true)
+                    .append(true)
+                    .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                    .open(path)
+                    .with_context(|| format!("{}", path.display()))?;
+                let size = file.metadata()?.len();
+                if size > 0 {
+                    let r = Reader::from_storage(file.try_clone()?)
+                        .with_context(|| format!("{}: cannot append", path.display()))?;
+                    let (li, unindexed) = r.index_state();
+                    last_index = li;
+                    pending = unindexed.to_vec();
+                    used_segments = r.segment_ids();
+                }
+                (file, size)
+            }
+            (OpenMode::Replace, Some(_)) => {
+                std::fs::remove_file(path)
+                    .with_context(|| format!("{}: cannot replace", path.display()))?;
+                (create_new(path)?, 0)
+            }
+            _ => (create_new(path)?, 0),
+        };
+        let mut segment = random_u32();
+        while used_segments.contains(&segment) {
+            segment = random_u32();
+        }
+        let mut w = Writer {
+            file,
+            pos,
+            segment,
+            seq: 0,
+            since_key: 0,
+            prev: None,
+            pending,
+            last_index,
+            opts: WriteOptions {
+                key_every: opts.key_every.max(1),
+                index_every: opts.index_every.max(1),
+                ..opts
+            },
+            last_sync: Instant::now(),
+        };
+        let created = now_ns();
+        let h = FileHeader::new(host, created, w.opts.key_every).to_bytes();
+        // two copies: a damaged one does not orphan the segment's Samples
+        for _ in 0..2 {
+            w.put(frame(Kind::Header, 0, created, 0, segment, &h))?;
+        }
+        w.file.sync_data()?;
+        sync_parent(path);
+        Ok(w)
+    }
+
+    fn put(&mut self, bytes: Vec<u8>) -> Result<()> {
+        let h = FrameHeader::decode(&bytes[..HEADER_LEN])
+            .map_err(|e| anyhow::anyhow!("internal: bad frame: {e}"))?;
+        self.file
+            .write_all(&bytes)
+            .context("writing the recording")?;
+        if h.kind != Kind::Index {
+            self.pending.push(Entry::new(self.pos, &h));
+        }
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Bytes in the file.
+    pub fn size(&self) -> u64 {
+        self.pos
+    }
+
+    pub fn write_sample(&mut self, s: &Sample) -> Result<Written> {
+        let key = self.prev.is_none() || self.since_key >= self.opts.key_every;
+        let base = if key { None } else { self.prev.as_ref() };
+        let payload = codec::compress(&codec::encode(s, base), self.opts.level);
+        let flags = if key { FLAG_KEY } else { 0 };
+        let bytes = frame(
+            Kind::Sample,
+            flags,
+            s.time_ns,
+            self.seq,
+            self.segment,
+            &payload,
+        );
+        if let Some(max) = self.opts.max_size {
+            // room for this frame and for the index that lists it
+            let index_room = (self.pending.len() as u64 + 1) * 24 + 64;
+            if self.pos + bytes.len() as u64 + index_room > max {
+                return Ok(Written::Full);
+            }
+        }
+        self.put(bytes)?;
+        self.seq = self.seq.wrapping_add(1);
+        self.since_key = if key { 1 } else { self.since_key + 1 };
+        self.prev = Some(s.clone());
+        if self.pending.len() >= self.opts.index_every as usize {
+            self.write_index()?;
+        }
+        if self.last_sync.elapsed() >= self.opts.sync_every {
+            self.file.sync_data().context("syncing the recording")?;
+            self.last_sync = Instant::now();
+        }
+        Ok(Written::Ok)
+    }
+
+    fn write_index(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let payload = index::encode(self.last_index, &self.pending);
+        let at = self.pos;
+        self.put(frame(Kind::Index, 0, now_ns(), 0, self.segment, &payload))?;
+        self.pending.clear();
+        self.last_index = Some(at);
+        Ok(())
+    }
+
+    /// Write the closing index and sync.
+    pub fn finish(mut self) -> Result<()> {
+        self.write_index()?;
+        self.file.sync_data().context("syncing the recording")?;
+        Ok(())
+    }
+}
