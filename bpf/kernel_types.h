@@ -35,6 +35,15 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_HASH = 1,
 	BPF_MAP_TYPE_ARRAY = 2,
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	BPF_MAP_TYPE_RINGBUF = 27,
+};
+
+/* bpf_ringbuf_submit() flags and bpf_ringbuf_query() selectors */
+enum {
+	BPF_RB_NO_WAKEUP = 1,
+	BPF_RB_FORCE_WAKEUP = 2,
+	BPF_RB_AVAIL_DATA = 0,
+	BPF_RB_RING_SIZE = 1,
 };
 
 enum {
@@ -61,6 +70,8 @@ struct task_struct {
 	unsigned int cpu;
 	pid_t pid;
 	pid_t tgid;
+	int prio;
+	int exit_state;
 	unsigned long nvcsw;
 	unsigned long nivcsw;
 	u64 start_time;

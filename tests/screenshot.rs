@@ -8,7 +8,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style, Stylize as _};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::canvas::{self, Canvas};
@@ -68,7 +68,11 @@ fn fixture() -> Buffer {
         ],
     )
     .header(header)
-    .block(Block::bordered().title(" threads ").border_style(Color::Cyan))
+    .block(
+        Block::bordered()
+            .title(" threads ")
+            .border_style(Color::Cyan),
+    )
     .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
     let mut state = TableState::default().with_selected(Some(1));
     StatefulWidget::render(table, top, &mut buf, &mut state);
@@ -77,7 +81,10 @@ fn fixture() -> Buffer {
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(mid);
     Sparkline::default()
         .block(Block::bordered().title(" switches "))
-        .data([0u64, 1, 2, 3, 4, 5, 6, 7, 8, 7, 6, 5, 4, 3, 2, 1, 0, 8, 0, 4, 2, 6, 1, 8, 3, 3, 5, 7, 8, 0])
+        .data([
+            0u64, 1, 2, 3, 4, 5, 6, 7, 8, 7, 6, 5, 4, 3, 2, 1, 0, 8, 0, 4, 2, 6, 1, 8, 3, 3, 5, 7,
+            8, 0,
+        ])
         .style(Style::new().fg(Color::Green))
         .render(left, &mut buf);
     Canvas::default()
@@ -97,7 +104,10 @@ fn fixture() -> Buffer {
             Span::raw(" "),
             Span::styled("bold green", Style::new().fg(Color::Green).bold()),
             Span::raw(" "),
-            Span::styled("under", Style::new().fg(Color::Rgb(0x87, 0xaf, 0xff)).underlined()),
+            Span::styled(
+                "under",
+                Style::new().fg(Color::Rgb(0x87, 0xaf, 0xff)).underlined(),
+            ),
             Span::raw(" "),
             Span::styled("dim", Style::new().dim()),
             Span::raw(" "),
@@ -213,9 +223,9 @@ fn html_and_svg_parse_as_xml() {
         .collect();
     // the page shows exactly the text screenshot
     assert_eq!(text, screenshot::render(&buf, Format::Txt));
-    assert!(pre
-        .descendants()
-        .any(|n| n.attribute("style").is_some_and(|s| s.contains("font-weight:bold"))));
+    assert!(pre.descendants().any(|n| n
+        .attribute("style")
+        .is_some_and(|s| s.contains("font-weight:bold"))));
 
     let svg = screenshot::render(&buf, Format::Svg);
     parse_xml(&svg).expect("SVG is well-formed XML");
@@ -281,7 +291,8 @@ fn svg_converts_to_png() {
     let dir = tempfile::tempdir().unwrap();
     let svg_path = dir.path().join("fixture.svg");
     std::fs::write(&svg_path, &svg).unwrap();
-    let png_path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshot-fixture.png");
+    let png_path =
+        std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshot-fixture.png");
     let status = Command::new("rsvg-convert")
         .arg("-o")
         .arg(&png_path)
@@ -320,8 +331,11 @@ fn save_creates_a_new_file_and_never_follows_a_symlink() {
     std::os::unix::fs::symlink(&victim, &planted).unwrap();
     // and a dangling one where the next name would go
     let dangling_target = elsewhere.path().join("created-through-link");
-    std::os::unix::fs::symlink(&dangling_target, dir.path().join("schedtop-host_1-20261121-231500-2.svg"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        &dangling_target,
+        dir.path().join("schedtop-host_1-20261121-231500-2.svg"),
+    )
+    .unwrap();
 
     let path = screenshot::save(&buf, Format::Svg, dir.path(), "host/1", t).unwrap();
     assert_eq!(
@@ -329,8 +343,14 @@ fn save_creates_a_new_file_and_never_follows_a_symlink() {
         "schedtop-host_1-20261121-231500-3.svg"
     );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
-    assert!(!dangling_target.exists(), "wrote through a dangling symlink");
-    assert!(std::fs::symlink_metadata(&planted).unwrap().file_type().is_symlink());
+    assert!(
+        !dangling_target.exists(),
+        "wrote through a dangling symlink"
+    );
+    assert!(std::fs::symlink_metadata(&planted)
+        .unwrap()
+        .file_type()
+        .is_symlink());
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
         screenshot::render(&buf, Format::Svg)
@@ -346,7 +366,10 @@ fn save_creates_a_new_file_and_never_follows_a_symlink() {
 
     let missing = dir.path().join("no-such-dir");
     let err = screenshot::save(&buf, Format::Txt, &missing, "h", t).unwrap_err();
-    assert!(format!("{err:#}").contains("creating screenshot"), "{err:#}");
+    assert!(
+        format!("{err:#}").contains("creating screenshot"),
+        "{err:#}"
+    );
 }
 
 #[test]

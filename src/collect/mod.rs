@@ -1,5 +1,6 @@
 //! Sources of Samples: BPF when it can load, /proc otherwise.
 pub mod bpf;
+pub mod flight;
 pub mod perf;
 pub mod procfs;
 pub mod system;

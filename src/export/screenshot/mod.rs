@@ -490,7 +490,10 @@ mod tests {
             .iter()
             .map(|g| (g.col, g.width, g.text.as_str()))
             .collect();
-        assert_eq!(cols, vec![(0, 2, "漢"), (2, 1, "x"), (3, 1, " "), (4, 1, " ")]);
+        assert_eq!(
+            cols,
+            vec![(0, 2, "漢"), (2, 1, "x"), (3, 1, " "), (4, 1, " ")]
+        );
     }
 
     #[test]

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/* schedtop's flight recorder: every sched_switch, sched_wakeup(_new) and
+ * sched_migrate_task as a raw record in a BPF ring buffer, for
+ * `schedtop trace` (a Perfetto trace). Separate from schedtop.bpf.c, which
+ * aggregates in the kernel and never ships single events. */
+#include "kernel_types.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "flight.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* 8 MiB by default; user space may resize it before load (a power of two
+ * number of pages). Fixed size: a slow reader loses events, counted below,
+ * never memory. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+/* Never written: makes struct flight_event part of the object's BTF, so the
+ * skeleton generates the matching Rust type. */
+struct flight_event flight_event_layout = {};
+
+/* records that did not fit in the ring buffer, per CPU */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} dropped SEC(".maps");
+
+static __always_inline void count_drop(void)
+{
+	u32 zero = 0;
+	u64 *d = bpf_map_lookup_elem(&dropped, &zero);
+
+	if (d)
+		(*d)++;
+}
+
+/* No wakeup per record (that would cost an irq_work per event): user space
+ * drains on a short timer, and is woken early once the ring is half full. */
+static __always_inline u64 submit_flags(void)
+{
+	u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	u64 size = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
+
+	return avail > size / 2 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline u32 task_cpu_of(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->cpu))
+		return BPF_CORE_READ(t, cpu);
+	return BPF_CORE_READ(t, thread_info.cpu);
+}
+
+static __always_inline u32 task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return (u32)BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+static __always_inline struct flight_event *reserve(u32 kind)
+{
+	struct flight_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count_drop();
+		return 0;
+	}
+	e->ts = bpf_ktime_get_boot_ns();
+	e->kind = kind;
+	e->cpu = bpf_get_smp_processor_id();
+	e->common_pid = (u32)bpf_get_current_pid_tgid();
+	return e;
+}
+
+static __always_inline void fill_task(struct flight_event *e, struct task_struct *p)
+{
+	e->pid = BPF_CORE_READ(p, pid);
+	e->tgid = BPF_CORE_READ(p, tgid);
+	e->prio = BPF_CORE_READ(p, prio);
+	BPF_CORE_READ_INTO(&e->comm, p, comm);
+}
+
+static __always_inline void on_wakeup(struct task_struct *p, u32 kind)
+{
+	struct flight_event *e = reserve(kind);
+
+	if (!e)
+		return;
+	fill_task(e, p);
+	e->next_pid = 0;
+	e->next_tgid = 0;
+	e->next_prio = 0;
+	e->prev_state = 0;
+	e->exit_state = 0;
+	e->preempt = 0;
+	e->target_cpu = task_cpu_of(p);
+	e->orig_cpu = 0;
+	__builtin_memset(e->next_comm, 0, sizeof(e->next_comm));
+	bpf_ringbuf_submit(e, submit_flags());
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(flight_wakeup, struct task_struct *p)
+{
+	on_wakeup(p, FLIGHT_WAKEUP);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(flight_wakeup_new, struct task_struct *p)
+{
+	on_wakeup(p, FLIGHT_WAKEUP_NEW);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(flight_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct flight_event *e = reserve(FLIGHT_SWITCH);
+
+	if (!e)
+		return 0;
+	fill_task(e, prev);
+	e->next_pid = BPF_CORE_READ(next, pid);
+	e->next_tgid = BPF_CORE_READ(next, tgid);
+	e->next_prio = BPF_CORE_READ(next, prio);
+	BPF_CORE_READ_INTO(&e->next_comm, next, comm);
+	/* the state __schedule() decided on: it is still in prev->__state
+	 * while the tracepoint fires (kernel/sched/core.c) */
+	e->prev_state = task_state(prev);
+	e->exit_state = BPF_CORE_READ(prev, exit_state);
+	e->preempt = preempt;
+	e->target_cpu = 0;
+	e->orig_cpu = 0;
+	bpf_ringbuf_submit(e, submit_flags());
+	return 0;
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(flight_migrate, struct task_struct *p, int dest_cpu)
+{
+	struct flight_event *e = reserve(FLIGHT_MIGRATE);
+
+	if (!e)
+		return 0;
+	fill_task(e, p);
+	e->next_pid = 0;
+	e->next_tgid = 0;
+	e->next_prio = 0;
+	e->prev_state = 0;
+	e->exit_state = 0;
+	e->preempt = 0;
+	/* fires before set_task_cpu(): task_cpu(p) is still the source */
+	e->orig_cpu = task_cpu_of(p);
+	e->target_cpu = dest_cpu;
+	__builtin_memset(e->next_comm, 0, sizeof(e->next_comm));
+	bpf_ringbuf_submit(e, submit_flags());
+	return 0;
+}

@@ -1,0 +1,193 @@
+//! `schedtop trace`: the flight recorder for a fixed time, written as a
+//! Perfetto trace.
+use std::cell::Cell;
+use std::fs::{File, OpenOptions};
+use std::io::BufWriter;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::collect::flight::{self, EventKind, FlightOptions, FlightStats};
+use crate::export::perfetto::{ClockSnapshot, PerfettoWriter};
+
+#[derive(Clone, Debug)]
+pub struct TraceOptions {
+    pub duration: Duration,
+    pub output: PathBuf,
+    /// replace an existing regular file (never through a symlink)
+    pub force: bool,
+    pub ringbuf_bytes: u32,
+}
+
+/// What a trace recorded.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TraceSummary {
+    pub stats: FlightStats,
+    pub switches: u64,
+    pub wakeups: u64,
+    pub migrations: u64,
+    pub elapsed: Duration,
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// The output file, created 0600 (a trace names every thread on the host):
+/// O_EXCL unless `force`, never following a symlink.
+fn create_output(path: &Path, force: bool) -> Result<File> {
+    let mut o = OpenOptions::new();
+    o.write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    if force {
+        o.create(true).truncate(true);
+    } else {
+        o.create_new(true);
+    }
+    o.open(path).map_err(|e| {
+        let why = match e.raw_os_error() {
+            Some(libc::EEXIST) => "it exists (use --force to replace it)".to_string(),
+            Some(libc::ELOOP) => "it is a symlink".to_string(),
+            _ => e.to_string(),
+        };
+        anyhow::anyhow!("cannot create {}: {why}", path.display())
+    })
+}
+
+/// Record for `opts.duration`, or until `stop` is set, into `opts.output`.
+/// `on_ready` runs once the probes are attached.
+pub fn trace(
+    opts: &TraceOptions,
+    on_ready: &mut dyn FnMut(),
+    stop: &AtomicBool,
+) -> Result<TraceSummary> {
+    let file = create_output(&opts.output, opts.force)?;
+    let result = trace_into(file, opts, on_ready, stop);
+    if result.is_err() && !opts.force {
+        // ours, and useless: do not leave an empty or partial trace behind
+        let _ = std::fs::remove_file(&opts.output);
+    }
+    result
+}
+
+fn trace_into(
+    file: File,
+    opts: &TraceOptions,
+    on_ready: &mut dyn FnMut(),
+    stop: &AtomicBool,
+) -> Result<TraceSummary> {
+    let out = BufWriter::with_capacity(1 << 20, file);
+    let mut writer = PerfettoWriter::new(out, ClockSnapshot::now()).context("writing the trace")?;
+    let mut summary = TraceSummary::default();
+    let mut write_error = None;
+    let failed = Cell::new(false);
+    let start = Cell::new(Instant::now());
+    let deadline = Cell::new(None::<Instant>);
+    let stats = flight::record(
+        &FlightOptions {
+            ringbuf_bytes: opts.ringbuf_bytes,
+        },
+        &mut || {
+            start.set(Instant::now());
+            deadline.set(Some(start.get() + opts.duration));
+            on_ready();
+        },
+        &mut || {
+            !failed.get()
+                && !stop.load(Ordering::SeqCst)
+                && deadline.get().is_none_or(|d| Instant::now() < d)
+        },
+        &mut |e| {
+            match e.kind {
+                EventKind::Switch => summary.switches += 1,
+                EventKind::Wakeup | EventKind::WakeupNew => summary.wakeups += 1,
+                EventKind::Migrate => summary.migrations += 1,
+            }
+            if write_error.is_none() {
+                if let Err(err) = writer.push(e) {
+                    write_error = Some(err);
+                    failed.set(true);
+                }
+            }
+        },
+    )
+    .map_err(|e| {
+        let e = format!("{e:#}");
+        if deadline.get().is_none() {
+            anyhow::anyhow!(
+                "the flight recorder could not start ({}); it needs root and a kernel with BTF",
+                first_line(&e)
+            )
+        } else {
+            anyhow::anyhow!("the flight recorder failed: {}", first_line(&e))
+        }
+    })?;
+    summary.elapsed = start.get().elapsed();
+    if let Some(e) = write_error {
+        return Err(e).with_context(|| format!("writing {}", opts.output.display()));
+    }
+    writer
+        .finish()
+        .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
+        .and_then(|f| f.sync_all())
+        .with_context(|| format!("writing {}", opts.output.display()))?;
+    summary.stats = stats;
+    Ok(summary)
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s)
+}
+
+/// The `schedtop trace` command.
+pub fn run(opts: &TraceOptions) -> Result<()> {
+    if std::env::var_os("SCHEDTOP_BPF_DEBUG").is_none() {
+        libbpf_rs::set_print(None);
+    }
+    // SAFETY: the handler only stores to an atomic, which is
+    // async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    let s = trace(
+        opts,
+        &mut || {
+            eprintln!(
+                "schedtop: tracing for {:.1} s into {} (Ctrl-C stops early)",
+                opts.duration.as_secs_f64(),
+                opts.output.display()
+            );
+        },
+        &STOP,
+    )?;
+    eprintln!(
+        "schedtop: wrote {} events in {:.1} s ({} switches, {} wakeups, {} migrations) to {}; \
+{} dropped (ring buffer full){}",
+        s.stats.events,
+        s.elapsed.as_secs_f64(),
+        s.switches,
+        s.wakeups,
+        s.migrations,
+        opts.output.display(),
+        s.stats.dropped,
+        if s.stats.dropped > 0 {
+            "; a larger --ringbuf-mib loses fewer"
+        } else {
+            ""
+        }
+    );
+    if s.stats.malformed > 0 {
+        eprintln!(
+            "schedtop: {} ring buffer records could not be decoded",
+            s.stats.malformed
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,509 @@
+//! The flight recorder against the kernel's own counters: a pipe ping-pong
+//! pair runs while `schedtop trace` records; the written Perfetto file is
+//! decoded here (a protobuf reader written for this test, independent of
+//! the encoder) and its sched_switch events are compared with the threads'
+//! voluntary + nonvoluntary switches from /proc.
+mod common;
+
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use schedtop::trace::{trace, TraceOptions};
+
+// ---- a protobuf reader for the subset the trace uses -------------------
+
+#[derive(Debug, Clone, Copy)]
+enum Val<'a> {
+    Varint(u64),
+    Bytes(&'a [u8]),
+}
+
+fn read_varint(b: &[u8], pos: &mut usize) -> Result<u64, String> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *b.get(*pos).ok_or("truncated varint")?;
+        *pos += 1;
+        v |= ((byte & 0x7f) as u64) << shift;
+        if byte & 0x80 == 0 {
+            return Ok(v);
+        }
+    }
+    Err("varint longer than 10 bytes".into())
+}
+
+/// Every (field number, value) of one message, in order.
+fn fields(b: &[u8]) -> Result<Vec<(u64, Val<'_>)>, String> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < b.len() {
+        let key = read_varint(b, &mut pos)?;
+        let (field, wire) = (key >> 3, key & 7);
+        match wire {
+            0 => out.push((field, Val::Varint(read_varint(b, &mut pos)?))),
+            2 => {
+                let len = read_varint(b, &mut pos)? as usize;
+                let end = pos
+                    .checked_add(len)
+                    .filter(|&e| e <= b.len())
+                    .ok_or("truncated bytes")?;
+                out.push((field, Val::Bytes(&b[pos..end])));
+                pos = end;
+            }
+            1 => pos += 8,
+            5 => pos += 4,
+            w => return Err(format!("unexpected wire type {w} for field {field}")),
+        }
+    }
+    if pos != b.len() {
+        return Err("fixed-width field runs past the end".into());
+    }
+    Ok(out)
+}
+
+fn get<'a>(f: &[(u64, Val<'a>)], n: u64) -> Option<Val<'a>> {
+    f.iter().find(|(k, _)| *k == n).map(|(_, v)| *v)
+}
+
+fn uint(f: &[(u64, Val<'_>)], n: u64) -> Option<u64> {
+    match get(f, n) {
+        Some(Val::Varint(v)) => Some(v),
+        _ => None,
+    }
+}
+
+fn int32(f: &[(u64, Val<'_>)], n: u64) -> Option<i32> {
+    uint(f, n).map(|v| v as i64 as i32)
+}
+
+fn string(f: &[(u64, Val<'_>)], n: u64) -> Option<String> {
+    match get(f, n) {
+        Some(Val::Bytes(b)) => Some(String::from_utf8(b.to_vec()).expect("UTF-8 string")),
+        _ => None,
+    }
+}
+
+/// (cpu, timestamp, common pid, event field number, the event's fields)
+type Event = (u32, u64, u32, u64, Vec<(u64, Val<'static>)>);
+
+#[derive(Debug, Default)]
+struct Decoded {
+    clocks: HashMap<u64, u64>,
+    events: Vec<Event>,
+    /// tid -> (tgid, name)
+    threads: HashMap<i32, (i32, String)>,
+}
+
+fn decode(file: &'static [u8]) -> Decoded {
+    let mut d = Decoded::default();
+    for (n, packet) in fields(file).expect("Trace") {
+        assert_eq!(n, 1, "Trace has only packets");
+        let Val::Bytes(packet) = packet else {
+            panic!("packet is a message")
+        };
+        let p = fields(packet).expect("TracePacket");
+        assert_eq!(uint(&p, 10), Some(1), "trusted_packet_sequence_id");
+        if let Some(Val::Bytes(snap)) = get(&p, 6) {
+            for (k, c) in fields(snap).unwrap() {
+                if let (1, Val::Bytes(c)) = (k, c) {
+                    let c = fields(c).unwrap();
+                    d.clocks.insert(uint(&c, 1).unwrap(), uint(&c, 2).unwrap());
+                }
+            }
+        }
+        if let Some(Val::Bytes(bundle)) = get(&p, 1) {
+            let b = fields(bundle).expect("FtraceEventBundle");
+            let cpu = uint(&b, 1).expect("bundle cpu") as u32;
+            for (k, ev) in b {
+                let (2, Val::Bytes(ev)) = (k, ev) else {
+                    continue;
+                };
+                let e = fields(ev).expect("FtraceEvent");
+                let ts = uint(&e, 1).expect("timestamp");
+                let pid = uint(&e, 2).expect("pid") as u32;
+                let (which, body) = e
+                    .iter()
+                    .find_map(|(k, v)| match v {
+                        Val::Bytes(b) if *k != 1 && *k != 2 => Some((*k, *b)),
+                        _ => None,
+                    })
+                    .expect("one event payload");
+                d.events
+                    .push((cpu, ts, pid, which, fields(body).expect("event body")));
+            }
+        }
+        if let Some(Val::Bytes(tree)) = get(&p, 2) {
+            for (k, t) in fields(tree).unwrap() {
+                if let (2, Val::Bytes(t)) = (k, t) {
+                    let t = fields(t).unwrap();
+                    d.threads.insert(
+                        int32(&t, 1).unwrap(),
+                        (int32(&t, 5).unwrap_or(0), string(&t, 2).unwrap_or_default()),
+                    );
+                }
+            }
+        }
+    }
+    d
+}
+
+const SCHED_SWITCH: u64 = 4;
+const SCHED_WAKEUP: u64 = 17;
+const SCHED_WAKEUP_NEW: u64 = 114;
+const SCHED_MIGRATE_TASK: u64 = 491;
+
+// ---- the workload ------------------------------------------------------
+
+fn pipe() -> (OwnedFd, OwnedFd) {
+    let mut fds = [0; 2];
+    // SAFETY: pipe writes two fds into the array.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both fds are fresh and owned by nobody else.
+    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+}
+
+fn read1(fd: &OwnedFd) {
+    let mut b = [0u8; 1];
+    // SAFETY: reads one byte into a live buffer.
+    assert_eq!(
+        unsafe { libc::read(fd.as_raw_fd(), b.as_mut_ptr().cast(), 1) },
+        1
+    );
+}
+
+fn write1(fd: &OwnedFd) {
+    // SAFETY: writes one byte from a live buffer.
+    assert_eq!(
+        unsafe { libc::write(fd.as_raw_fd(), b"x".as_ptr().cast(), 1) },
+        1
+    );
+}
+
+fn thread_state(tid: u32) -> char {
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, r)| r.trim_start().chars().next())
+        })
+        .unwrap_or('?')
+}
+
+/// Wait until the thread sleeps (it has switched out and stays out).
+fn wait_sleeping(tid: u32) {
+    let t0 = Instant::now();
+    while thread_state(tid) != 'S' {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "thread {tid} never slept"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(thread_state(tid), 'S');
+}
+
+const ROUND_TRIPS: usize = 3000;
+
+#[test]
+fn trace_counts_match_the_kernel_counters() {
+    let _serial = common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pingpong.perfetto-trace");
+
+    // two threads, parked on a pipe until the recorder is attached
+    let (go_r, go_w) = pipe();
+    let (ab_r, ab_w) = pipe();
+    let (ba_r, ba_w) = pipe();
+    let (rel_r, rel_w) = pipe();
+    let go_r = Arc::new(go_r);
+    let rel_r = Arc::new(rel_r);
+    let (tid_tx, tid_rx) = mpsc::channel();
+    let (done_tx, done_rx) = mpsc::channel();
+    let ping = {
+        let (go_r, rel_r, tx, done) =
+            (go_r.clone(), rel_r.clone(), tid_tx.clone(), done_tx.clone());
+        std::thread::Builder::new()
+            .name("flight-ping".into())
+            .spawn(move || {
+                tx.send((0, common::gettid())).unwrap();
+                read1(&go_r);
+                for _ in 0..ROUND_TRIPS {
+                    write1(&ab_w);
+                    read1(&ba_r);
+                }
+                done.send(()).unwrap();
+                read1(&rel_r);
+            })
+            .unwrap()
+    };
+    let pong = {
+        let (rel_r, tx, done) = (rel_r.clone(), tid_tx.clone(), done_tx.clone());
+        std::thread::Builder::new()
+            .name("flight-pong".into())
+            .spawn(move || {
+                tx.send((1, common::gettid())).unwrap();
+                for _ in 0..ROUND_TRIPS {
+                    read1(&ab_r);
+                    write1(&ba_w);
+                }
+                done.send(()).unwrap();
+                read1(&rel_r);
+            })
+            .unwrap()
+    };
+    let mut tids = [tid_rx.recv().unwrap(), tid_rx.recv().unwrap()];
+    tids.sort();
+    let tids = tids.map(|(_, tid)| tid);
+    for &t in &tids {
+        wait_sleeping(t);
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let recorder = {
+        let stop = stop.clone();
+        let out = out.clone();
+        std::thread::spawn(move || {
+            let opts = TraceOptions {
+                duration: Duration::from_secs(120),
+                output: out,
+                force: false,
+                ringbuf_bytes: 8 << 20,
+            };
+            trace(&opts, &mut || ready_tx.send(()).unwrap(), &stop)
+        })
+    };
+    if ready_rx.recv_timeout(Duration::from_secs(60)).is_err() {
+        let err = recorder
+            .join()
+            .unwrap()
+            .expect_err("not ready, so it failed");
+        write1(&go_w);
+        write1(&rel_w);
+        write1(&rel_w);
+        if std::env::var("SCHEDTOP_REQUIRE_BPF").as_deref() == Ok("1") {
+            panic!("BPF required (SCHEDTOP_REQUIRE_BPF=1) but the flight recorder failed: {err:#}");
+        }
+        eprintln!("SKIPPED: the flight recorder cannot load here: {err:#}");
+        return;
+    }
+
+    let before: Vec<(u64, u64)> = tids.iter().map(|&t| common::proc_switches(t)).collect();
+    write1(&go_w);
+    for _ in &tids {
+        done_rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("ping-pong finished");
+    }
+    for &t in &tids {
+        wait_sleeping(t);
+    }
+    // both threads are asleep on the release pipe, past their last switch
+    let after: Vec<(u64, u64)> = tids.iter().map(|&t| common::proc_switches(t)).collect();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let summary = recorder.join().unwrap().expect("trace written");
+    write1(&rel_w);
+    write1(&rel_w);
+    ping.join().unwrap();
+    pong.join().unwrap();
+
+    let bytes: &'static [u8] = Box::leak(std::fs::read(&out).unwrap().into_boxed_slice());
+    let d = decode(bytes);
+    eprintln!(
+        "trace: {} bytes, {} events ({} switches, {} wakeups, {} migrations), {} dropped",
+        bytes.len(),
+        summary.stats.events,
+        summary.switches,
+        summary.wakeups,
+        summary.migrations,
+        summary.stats.dropped
+    );
+    assert_eq!(summary.stats.malformed, 0);
+    assert_eq!(
+        d.events.len() as u64,
+        summary.stats.events,
+        "every recorded event is in the file"
+    );
+    assert_eq!(
+        summary.stats.dropped, 0,
+        "nothing dropped with an 8 MiB ring on an idle machine"
+    );
+
+    // clocks: boot time, related to monotonic and wall time
+    let boot0 = *d.clocks.get(&6).expect("BOOTTIME in the clock snapshot");
+    assert!(d.clocks.contains_key(&3) && d.clocks.contains_key(&1));
+    // SAFETY: clock_gettime writes one timespec.
+    let boot_now = unsafe {
+        let mut ts = std::mem::zeroed::<libc::timespec>();
+        libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts);
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    };
+    for (_, ts, ..) in &d.events {
+        assert!(
+            *ts >= boot0 - 1_000_000_000 && *ts <= boot_now,
+            "timestamp {ts} outside the recording"
+        );
+    }
+
+    for (i, &tid) in tids.iter().enumerate() {
+        let voluntary = after[i].0 - before[i].0;
+        let kernel = voluntary + after[i].1 - before[i].1;
+        let switches_out = d
+            .events
+            .iter()
+            .filter(|(_, _, _, w, f)| *w == SCHED_SWITCH && int32(f, 2) == Some(tid as i32))
+            .count() as u64;
+        let switches_in = d
+            .events
+            .iter()
+            .filter(|(_, _, _, w, f)| *w == SCHED_SWITCH && int32(f, 6) == Some(tid as i32))
+            .count() as u64;
+        let wakeups = d
+            .events
+            .iter()
+            .filter(|(_, _, _, w, f)| *w == SCHED_WAKEUP && int32(f, 2) == Some(tid as i32))
+            .count() as u64;
+        eprintln!(
+            "tid {tid}: kernel counted {kernel} switches ({voluntary} voluntary); trace: {switches_out} out, {switches_in} in, {wakeups} wakeups"
+        );
+        assert!(
+            kernel >= ROUND_TRIPS as u64 / 2,
+            "the workload switched ({kernel})"
+        );
+        assert!(
+            switches_out.abs_diff(kernel) <= 2,
+            "tid {tid}: {switches_out} sched_switch events vs {kernel} in /proc"
+        );
+        // each switch out is followed by a switch in (the last one into the
+        // release wait came before the go: the window starts asleep)
+        assert!(
+            switches_in.abs_diff(switches_out) <= 2,
+            "in {switches_in} vs out {switches_out}"
+        );
+        // a thread that went to sleep needs a wakeup to run again
+        assert!(
+            wakeups.abs_diff(voluntary) <= 2,
+            "wakeups {wakeups} vs voluntary switches {voluntary}"
+        );
+        let (tgid, name) = d
+            .threads
+            .get(&(tid as i32))
+            .expect("thread in the process tree");
+        assert_eq!(*tgid as u32, std::process::id());
+        assert_eq!(name, if i == 0 { "flight-ping" } else { "flight-pong" });
+    }
+    // the other kinds are there and well-formed
+    for (cpu, _, _, which, f) in &d.events {
+        assert!((*cpu as usize) < 4096);
+        match *which {
+            SCHED_SWITCH => {
+                assert!(string(f, 1).is_some() && string(f, 5).is_some());
+                let state = uint(f, 4).unwrap_or(0);
+                assert!(
+                    state <= 0x100 && (state == 0 || state.is_power_of_two()),
+                    "prev_state {state:#x}"
+                );
+            }
+            SCHED_WAKEUP | SCHED_WAKEUP_NEW => assert_eq!(int32(f, 4), Some(1)),
+            SCHED_MIGRATE_TASK => assert!(int32(f, 4).is_some() && int32(f, 5).is_some()),
+            other => panic!("unexpected event field {other}"),
+        }
+    }
+    // prev_state of the ping-pong threads' switches: asleep on a pipe ("S")
+    let sleeping = d
+        .events
+        .iter()
+        .filter(|(_, _, _, w, f)| {
+            *w == SCHED_SWITCH && int32(f, 2) == Some(tids[0] as i32) && uint(f, 4) == Some(1)
+        })
+        .count();
+    assert!(sleeping > 0, "voluntary switches show as S");
+}
+
+#[test]
+fn trace_command_writes_a_file_and_refuses_to_clobber() {
+    let _serial = common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.pftrace");
+    let bin = env!("CARGO_BIN_EXE_schedtop");
+    let run = |args: &[&std::ffi::OsStr]| Command::new(bin).args(args).output().unwrap();
+
+    let o = run(&[
+        "trace".as_ref(),
+        "-d".as_ref(),
+        "0.5".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if !o.status.success() && stderr.contains("could not start") {
+        if std::env::var("SCHEDTOP_REQUIRE_BPF").as_deref() == Ok("1") {
+            panic!("BPF required (SCHEDTOP_REQUIRE_BPF=1): {stderr}");
+        }
+        eprintln!("SKIPPED: {stderr}");
+        assert!(!out.exists(), "a failed trace leaves no file");
+        return;
+    }
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("dropped"), "{stderr}");
+    let bytes: &'static [u8] = Box::leak(std::fs::read(&out).unwrap().into_boxed_slice());
+    let d = decode(bytes);
+    assert!(
+        d.events.iter().any(|e| e.3 == SCHED_SWITCH),
+        "half a second has switches"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&out).unwrap().permissions().mode() & 0o077,
+        0
+    );
+
+    // an existing file is not replaced without --force
+    let o = run(&[
+        "trace".as_ref(),
+        "-d".as_ref(),
+        "0.1".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains("exists"), "{stderr}");
+    assert_eq!(std::fs::read(&out).unwrap(), bytes);
+
+    // nor is a symlink followed, even with --force
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let link = dir.path().join("link.pftrace");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    for force in [false, true] {
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "trace".as_ref(),
+            "-d".as_ref(),
+            "0.1".as_ref(),
+            "-o".as_ref(),
+            link.as_os_str(),
+        ];
+        if force {
+            args.push("--force".as_ref());
+        }
+        let o = run(&args);
+        assert!(!o.status.success());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    }
+    // bad arguments: one clear line from clap
+    let o = run(&[
+        "trace".as_ref(),
+        "-d".as_ref(),
+        "0".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("duration must be between"));
+}
