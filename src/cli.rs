@@ -43,6 +43,10 @@ pub struct LiveArgs {
 pub enum Command {
     /// Show what this kernel offers schedtop (BPF, BTF, perf events) for bug reports
     Doctor,
+    /// Record Samples to a file, headless (e.g. from a systemd unit)
+    Record(RecordArgs),
+    /// Export a recording as per-thread CSV rows or JSON Lines (the batch schema)
+    Dump(DumpArgs),
     /// Record every scheduler event (switch, wakeup, migration) for SECS seconds
     /// into a Perfetto trace (open it in ui.perfetto.dev); needs root
     Trace(TraceArgs),
@@ -92,4 +96,44 @@ fn parse_interval(s: &str) -> Result<f64, String> {
         return Err("interval must be between 0.05 and 3600 seconds".into());
     }
     Ok(v)
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RecordArgs {
+    /// The recording to write (created 0600; never through a symlink)
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: std::path::PathBuf,
+    #[command(flatten)]
+    pub live: LiveArgs,
+    /// Stop after this long: 90s, 30m, 12h, 1h30m, or seconds
+    #[arg(long, value_name = "D")]
+    pub duration: Option<String>,
+    /// Stop before the file grows past this size: 500M, 2G, or bytes
+    #[arg(long, value_name = "SIZE")]
+    pub max_size: Option<String>,
+    /// Add to an existing recording (a new segment) instead of refusing
+    #[arg(long, conflicts_with = "force")]
+    pub append: bool,
+    /// Replace an existing file
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DumpArgs {
+    /// A recording made by `schedtop record`
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+    /// csv (one row per thread and interval) or json (one object per interval)
+    #[arg(long, value_name = "FORMAT", default_value = "json")]
+    pub format: String,
+    /// Start at: 2026-11-21T23:15:00Z, 23:15:00 (local), -5m (before the end), +90s (after the start)
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub from: Option<String>,
+    /// End at (same forms as --from)
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub to: Option<String>,
+    /// Only threads of this process (or this thread id); repeatable
+    #[arg(short = 'p', long = "pid", value_name = "PID")]
+    pub pids: Vec<u32>,
 }

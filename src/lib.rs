@@ -7,4 +7,5 @@ pub mod collect;
 pub mod doctor;
 pub mod export;
 pub mod model;
+pub mod record;
 pub mod trace;

@@ -38,6 +38,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             force: t.force,
             ringbuf_bytes: t.ringbuf_mib << 20,
         }),
+        Some(Command::Record(args)) => schedtop::record::cli::record(&args),
+        Some(Command::Dump(args)) => schedtop::record::cli::dump(&args),
         None => {
             let mut source = LiveSource::open(&opts)?;
             if let Some(reason) = &source.host().degraded_reason {
