@@ -9,3 +9,4 @@ pub mod export;
 pub mod model;
 pub mod record;
 pub mod trace;
+pub mod ui;

@@ -40,16 +40,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }),
         Some(Command::Record(args)) => schedtop::record::cli::record(&args),
         Some(Command::Dump(args)) => schedtop::record::cli::dump(&args),
+        None if !cli.batch => schedtop::ui::run_live(&opts),
         None => {
             let mut source = LiveSource::open(&opts)?;
             if let Some(reason) = &source.host().degraded_reason {
                 eprintln!("schedtop: {reason}");
             }
-            if cli.batch {
-                schedtop::batch::run(&mut source, interval_ns, cli.count)
-            } else {
-                anyhow::bail!("the live view is not built yet; use --batch")
-            }
+            schedtop::batch::run(&mut source, interval_ns, cli.count)
         }
     }
 }

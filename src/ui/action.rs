@@ -1,0 +1,47 @@
+//! What the user can ask for, whatever key or event asked for it (keys.rs
+//! maps input to these), and what the event loop must do as a result.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Quit,
+    ToggleHelp,
+    CloseHelp,
+    /// start typing a filter
+    FilterStart,
+    FilterChar(char),
+    FilterBackspace,
+    /// stop typing, keep the filter
+    FilterDone,
+    /// stop typing, drop the filter
+    FilterClear,
+    /// Esc outside the filter prompt: clear the filter, else close the detail pane
+    Escape,
+    SortNext,
+    SortPrev,
+    SortInvert,
+    /// threads <-> processes
+    ToggleProcesses,
+    TogglePause,
+    IntervalUp,
+    IntervalDown,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+    ToggleDetail,
+    /// detail histograms: last interval <-> since start
+    ToggleHistScope,
+    ToggleFollow,
+    Resize(u16, u16),
+}
+
+/// What the event loop does after an action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    None,
+    Quit,
+    /// ask the feed for Samples at this interval (ns)
+    SetInterval(u64),
+}

@@ -1,0 +1,424 @@
+//! `AppState`: everything the screen shows. Keys (`apply`) and Samples
+//! (`push_sample`) change it; `render` only reads it. Derived rows are
+//! recomputed here, when the inputs change, never while drawing.
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use crate::model::{HostInfo, Log2Hist, Sample};
+
+use super::action::{Action, Effect};
+use super::columns::{self, Column};
+use super::layout;
+use super::rows::{self, Derived, Row, RowKey, SystemRates};
+
+/// Which table the body shows. Later: CPUs (`c`), NUMA nodes (`n`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum View {
+    Threads,
+    Processes,
+}
+
+/// Where the Samples come from, as the header says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// this machine, now (BPF or procfs: see `HostInfo::source`)
+    Live,
+    /// a recording
+    Replay,
+}
+
+/// The detail pane's histograms: the last interval or everything since the
+/// first Sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HistScope {
+    Interval,
+    SinceStart,
+}
+
+/// Full Samples kept (rates need the last two; the rest is slack for
+/// later views). Sparklines keep their own compact series.
+pub const HISTORY_CAP: usize = 8;
+/// Points of switch-rate history kept per row.
+pub const SERIES_CAP: usize = 300;
+/// Samples held back while paused; older ones are dropped (cumulative
+/// counters: that costs only sparkline points).
+pub const PENDING_CAP: usize = 64;
+/// Steps of `+` / `-`, ns.
+pub const INTERVAL_STEPS: &[u64] = &[
+    100_000_000,
+    250_000_000,
+    500_000_000,
+    1_000_000_000,
+    2_000_000_000,
+    5_000_000_000,
+    10_000_000_000,
+    30_000_000_000,
+    60_000_000_000,
+];
+
+/// The UI's state. Fields are public to read (render, tests); change them
+/// through `apply` and `push_sample` so the derived rows stay in step.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    pub host: HostInfo,
+    pub mode: Mode,
+    pub view: View,
+    pub interval_ns: u64,
+    /// newest last, at most HISTORY_CAP
+    pub history: VecDeque<Sample>,
+    /// the first Sample ever seen ("since start")
+    pub first: Option<Sample>,
+    pub paused: bool,
+    /// Samples that arrived while paused
+    pub pending: VecDeque<Sample>,
+    pub sort: Column,
+    pub sort_inverted: bool,
+    pub filter: String,
+    pub filter_editing: bool,
+    pub selected: usize,
+    pub selected_key: Option<RowKey>,
+    pub follow: bool,
+    /// first visible table row
+    pub offset: usize,
+    pub detail: bool,
+    pub hist_scope: HistScope,
+    pub help: bool,
+    /// terminal size (columns, rows)
+    pub size: (u16, u16),
+    /// the feed's last error, if the latest attempt failed
+    pub error: Option<String>,
+    // ---- derived ----
+    pub derived: Derived,
+    /// the current view's rows, filtered and sorted
+    pub rows: Vec<Row>,
+    /// switches/s per row over time, oldest first
+    pub series: HashMap<RowKey, VecDeque<u64>>,
+    /// the selected row's histograms since the first Sample (slice, wait)
+    pub since_start: Option<(Option<Log2Hist>, Option<Log2Hist>)>,
+}
+
+impl AppState {
+    pub fn new(host: HostInfo, mode: Mode) -> AppState {
+        AppState {
+            interval_ns: host.interval_ns,
+            host,
+            mode,
+            view: View::Threads,
+            history: VecDeque::new(),
+            first: None,
+            paused: false,
+            pending: VecDeque::new(),
+            sort: columns::default_sort(View::Threads),
+            sort_inverted: false,
+            filter: String::new(),
+            filter_editing: false,
+            selected: 0,
+            selected_key: None,
+            follow: false,
+            offset: 0,
+            detail: false,
+            hist_scope: HistScope::Interval,
+            help: false,
+            size: (80, 24),
+            error: None,
+            derived: Derived::default(),
+            rows: Vec::new(),
+            series: HashMap::new(),
+            since_start: None,
+        }
+    }
+
+    /// The newest Sample on screen.
+    pub fn current(&self) -> Option<&Sample> {
+        self.history.back()
+    }
+
+    pub fn system(&self) -> Option<&SystemRates> {
+        self.current().map(|_| &self.derived.system)
+    }
+
+    pub fn selected_row(&self) -> Option<&Row> {
+        self.rows.get(self.selected)
+    }
+
+    /// The row count before filtering.
+    pub fn total_rows(&self) -> usize {
+        self.base_rows().len()
+    }
+
+    /// A new Sample from the feed. While paused it waits (the screen stays
+    /// as it was); otherwise it becomes the current one.
+    pub fn push_sample(&mut self, s: Sample) {
+        if self.paused {
+            if self.pending.len() >= PENDING_CAP {
+                self.pending.pop_front();
+            }
+            self.pending.push_back(s);
+            return;
+        }
+        self.ingest(s);
+        self.refresh(self.follow);
+    }
+
+    pub fn set_error(&mut self, e: Option<String>) {
+        self.error = e;
+    }
+
+    fn ingest(&mut self, s: Sample) {
+        if self.first.is_none() {
+            self.first = Some(s.clone());
+        }
+        let nominal = self.interval_ns as f64 / 1e9;
+        self.derived = rows::derive(self.history.back(), &s, nominal);
+        self.record_series();
+        if self.history.len() >= HISTORY_CAP {
+            self.history.pop_front();
+        }
+        self.history.push_back(s);
+        self.error = None;
+    }
+
+    /// Append this interval's switch rates to each row's series and forget
+    /// rows that are gone.
+    fn record_series(&mut self) {
+        let mut seen = HashSet::new();
+        for r in self.derived.threads.iter().chain(&self.derived.processes) {
+            seen.insert(r.key);
+            if let Some(v) = r.switches_s() {
+                let s = self.series.entry(r.key).or_default();
+                if s.len() >= SERIES_CAP {
+                    s.pop_front();
+                }
+                s.push_back(v.round() as u64);
+            }
+        }
+        self.series.retain(|k, _| seen.contains(k));
+    }
+
+    fn base_rows(&self) -> &[Row] {
+        match self.view {
+            View::Threads => &self.derived.threads,
+            View::Processes => &self.derived.processes,
+        }
+    }
+
+    fn matches_filter(&self, r: &Row) -> bool {
+        if self.filter.is_empty() {
+            return true;
+        }
+        let f = self.filter.to_lowercase();
+        if let Ok(n) = f.trim().parse::<u32>() {
+            if r.id == n || r.pid == n {
+                return true;
+            }
+        }
+        r.comm.to_lowercase().contains(&f) || r.process_comm.to_lowercase().contains(&f)
+    }
+
+    fn descending(&self) -> bool {
+        self.sort.descending_by_default() != self.sort_inverted
+    }
+
+    /// Recompute the visible rows. `keep_key`: keep the selection on the
+    /// same thread/process (else on the same position, like htop without F).
+    fn refresh(&mut self, keep_key: bool) {
+        if !columns::columns_of(self.view).contains(&self.sort) {
+            self.sort = columns::default_sort(self.view);
+            self.sort_inverted = false;
+        }
+        let mut rows: Vec<Row> = self
+            .base_rows()
+            .iter()
+            .filter(|r| self.matches_filter(r))
+            .cloned()
+            .collect();
+        let (sort, desc) = (self.sort, self.descending());
+        rows.sort_by(|a, b| sort.compare(a, b, desc));
+        self.rows = rows;
+        if keep_key {
+            if let Some(i) = self
+                .selected_key
+                .and_then(|k| self.rows.iter().position(|r| r.key == k))
+            {
+                self.selected = i;
+            }
+        }
+        self.select(self.selected);
+        self.refresh_detail();
+    }
+
+    /// Move the selection to `i` (clamped) and scroll it into view.
+    fn select(&mut self, i: usize) {
+        self.selected = i.min(self.rows.len().saturating_sub(1));
+        self.selected_key = self.rows.get(self.selected).map(|r| r.key);
+        let page = self.page().max(1);
+        if self.selected < self.offset {
+            self.offset = self.selected;
+        } else if self.selected >= self.offset + page {
+            self.offset = self.selected + 1 - page;
+        }
+        self.offset = self.offset.min(self.rows.len().saturating_sub(page));
+    }
+
+    /// Table rows visible at the current size.
+    pub fn page(&self) -> usize {
+        layout::table_rows(self)
+    }
+
+    fn refresh_detail(&mut self) {
+        self.since_start = None;
+        if !self.detail || self.hist_scope != HistScope::SinceStart {
+            return;
+        }
+        if let (Some(first), Some(cur), Some(key)) =
+            (&self.first, self.history.back(), self.selected_key)
+        {
+            self.since_start = Some(rows::since_start(first, cur, key));
+        }
+    }
+
+    fn step_interval(&mut self, up: bool) -> Effect {
+        let cur = self.interval_ns;
+        let next = if up {
+            INTERVAL_STEPS.iter().copied().find(|&s| s > cur)
+        } else {
+            INTERVAL_STEPS.iter().rev().copied().find(|&s| s < cur)
+        };
+        match next {
+            Some(ns) => {
+                self.interval_ns = ns;
+                self.host.interval_ns = ns;
+                Effect::SetInterval(ns)
+            }
+            None => Effect::None,
+        }
+    }
+
+    fn cycle_sort(&mut self, forward: bool) {
+        // the columns on screen: sorting by a hidden one would puzzle
+        let cols: Vec<Column> = columns::fit(self.view, self.size.0)
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
+        let i = cols.iter().position(|&c| c == self.sort).unwrap_or(0);
+        let n = cols.len();
+        let j = if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        };
+        self.sort = cols[j];
+        self.sort_inverted = false;
+        self.refresh(true);
+    }
+
+    fn toggle_view(&mut self) {
+        let (view, key) = match self.view {
+            View::Threads => {
+                let pid = self.selected_row().map(|r| r.pid);
+                (View::Processes, pid.map(|pid| RowKey::Process { pid }))
+            }
+            View::Processes => {
+                // the process's main thread, else its first thread
+                let pid = self.selected_row().map(|r| r.pid);
+                let key = pid.and_then(|pid| {
+                    let t = &self.derived.threads;
+                    t.iter()
+                        .find(|r| r.id == pid)
+                        .or_else(|| t.iter().find(|r| r.pid == pid))
+                        .map(|r| r.key)
+                });
+                (View::Threads, key)
+            }
+        };
+        self.view = view;
+        self.selected_key = key;
+        self.refresh(true);
+    }
+
+    /// Apply one user action; the Effect tells the event loop what else to do.
+    pub fn apply(&mut self, a: Action) -> Effect {
+        match a {
+            Action::Quit => return Effect::Quit,
+            Action::ToggleHelp => self.help = !self.help,
+            Action::CloseHelp => self.help = false,
+            Action::FilterStart => self.filter_editing = true,
+            Action::FilterChar(c) => {
+                if !c.is_control() && self.filter.chars().count() < 64 {
+                    self.filter.push(c);
+                    self.refresh(true);
+                }
+            }
+            Action::FilterBackspace => {
+                self.filter.pop();
+                self.refresh(true);
+            }
+            Action::FilterDone => self.filter_editing = false,
+            Action::FilterClear => {
+                self.filter_editing = false;
+                self.filter.clear();
+                self.refresh(true);
+            }
+            Action::Escape => {
+                if !self.filter.is_empty() {
+                    self.filter.clear();
+                    self.refresh(true);
+                } else {
+                    self.detail = false;
+                }
+            }
+            Action::SortNext => self.cycle_sort(true),
+            Action::SortPrev => self.cycle_sort(false),
+            Action::SortInvert => {
+                self.sort_inverted = !self.sort_inverted;
+                self.refresh(true);
+            }
+            Action::ToggleProcesses => self.toggle_view(),
+            Action::TogglePause => {
+                self.paused = !self.paused;
+                if !self.paused && !self.pending.is_empty() {
+                    while let Some(s) = self.pending.pop_front() {
+                        self.ingest(s);
+                    }
+                    self.refresh(self.follow);
+                }
+            }
+            Action::IntervalUp => return self.step_interval(true),
+            Action::IntervalDown => return self.step_interval(false),
+            Action::Up => self.select(self.selected.saturating_sub(1)),
+            Action::Down => self.select(self.selected.saturating_add(1)),
+            Action::PageUp => self.select(self.selected.saturating_sub(self.page().max(1))),
+            Action::PageDown => self.select(self.selected.saturating_add(self.page().max(1))),
+            Action::Home => self.select(0),
+            Action::End => self.select(usize::MAX),
+            Action::ToggleDetail => {
+                self.detail = !self.detail;
+                self.select(self.selected);
+                self.refresh_detail();
+            }
+            Action::ToggleHistScope => {
+                self.hist_scope = match self.hist_scope {
+                    HistScope::Interval => HistScope::SinceStart,
+                    HistScope::SinceStart => HistScope::Interval,
+                };
+                self.refresh_detail();
+            }
+            Action::ToggleFollow => self.follow = !self.follow,
+            Action::Resize(w, h) => {
+                self.size = (w, h);
+                self.select(self.selected);
+            }
+        }
+        if matches!(
+            a,
+            Action::Up
+                | Action::Down
+                | Action::PageUp
+                | Action::PageDown
+                | Action::Home
+                | Action::End
+        ) {
+            self.refresh_detail();
+        }
+        Effect::None
+    }
+}

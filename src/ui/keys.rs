@@ -1,0 +1,94 @@
+//! The one place where terminal input becomes `Action`s (htop's keys where
+//! htop has one). The help overlay (views/help.rs) lists the same keys.
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use super::action::Action;
+use super::app::AppState;
+
+/// The action for one input event in the app's current state, if any.
+pub fn map_event(ev: &Event, app: &AppState) -> Option<Action> {
+    match ev {
+        Event::Resize(w, h) => Some(Action::Resize(*w, *h)),
+        Event::Key(k) if k.kind != KeyEventKind::Release => map_key(k, app),
+        _ => None,
+    }
+}
+
+/// The action for one key press.
+pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
+    let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = k.modifiers.contains(KeyModifiers::ALT);
+    if ctrl && matches!(k.code, KeyCode::Char('c') | KeyCode::Char('C')) {
+        return Some(Action::Quit);
+    }
+    if app.help {
+        // like htop: any key leaves the help screen
+        return Some(Action::CloseHelp);
+    }
+    if let Some(a) = navigation(k.code) {
+        return Some(a);
+    }
+    if app.filter_editing {
+        return match k.code {
+            KeyCode::Esc => Some(Action::FilterClear),
+            KeyCode::Enter => Some(Action::FilterDone),
+            KeyCode::Backspace => Some(Action::FilterBackspace),
+            KeyCode::Char(c) if !ctrl && !alt => Some(Action::FilterChar(c)),
+            _ => None,
+        };
+    }
+    if ctrl || alt {
+        return None;
+    }
+    let a = match k.code {
+        KeyCode::Char('q') | KeyCode::F(10) => Action::Quit,
+        KeyCode::Char('?') | KeyCode::Char('h') | KeyCode::F(1) => Action::ToggleHelp,
+        KeyCode::Char('/') | KeyCode::F(4) => Action::FilterStart,
+        KeyCode::Esc => Action::Escape,
+        KeyCode::Char('<') | KeyCode::Char(',') => Action::SortPrev,
+        KeyCode::Char('>') | KeyCode::Char('.') | KeyCode::F(6) => Action::SortNext,
+        KeyCode::Char('I') => Action::SortInvert,
+        KeyCode::Char('H') => Action::ToggleProcesses,
+        KeyCode::Char(' ') => Action::TogglePause,
+        KeyCode::Char('+') | KeyCode::Char('=') => Action::IntervalUp,
+        KeyCode::Char('-') => Action::IntervalDown,
+        KeyCode::Enter => Action::ToggleDetail,
+        KeyCode::Char('a') => Action::ToggleHistScope,
+        KeyCode::Char('F') => Action::ToggleFollow,
+        _ => return None,
+    };
+    Some(a)
+}
+
+fn navigation(code: KeyCode) -> Option<Action> {
+    Some(match code {
+        KeyCode::Up => Action::Up,
+        KeyCode::Down => Action::Down,
+        KeyCode::PageUp => Action::PageUp,
+        KeyCode::PageDown => Action::PageDown,
+        KeyCode::Home => Action::Home,
+        KeyCode::End => Action::End,
+        _ => return None,
+    })
+}
+
+/// Every key, for the help overlay: (keys, what they do).
+pub const HELP: &[(&str, &str)] = &[
+    ("q  Ctrl-C  F10", "quit"),
+    ("?  h  F1", "this help (any key closes it)"),
+    (
+        "/  F4",
+        "filter by name or pid (Enter keeps it, Esc clears)",
+    ),
+    ("<  >  F6", "sort by the column left / right"),
+    ("I", "invert the sort order"),
+    ("H", "threads <-> processes"),
+    ("Enter", "detail pane: histograms and switch-rate sparkline"),
+    ("a", "detail: last interval <-> since start"),
+    ("F", "follow the selected row across re-sorts"),
+    ("space", "pause the screen (collection continues)"),
+    ("+  -", "longer / shorter interval"),
+    ("Up Down PgUp PgDn", "move the selection"),
+    ("Home  End", "first / last row"),
+    ("Esc", "clear the filter, else close the detail pane"),
+];

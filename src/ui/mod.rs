@@ -1,0 +1,21 @@
+//! The live terminal UI: `AppState` (app.rs) changed by `Action`s (keys.rs
+//! maps input to them) and by Samples from a `Feed`; `render` draws it,
+//! one file per part of the screen under views/.
+pub mod action;
+pub mod app;
+pub mod columns;
+pub mod feed;
+pub mod fixtures;
+pub mod format;
+pub mod keys;
+pub mod layout;
+pub mod render;
+pub mod rows;
+pub mod run;
+pub mod terminal;
+pub mod theme;
+pub mod views;
+
+pub use app::{AppState, Mode, View};
+pub use render::{render, render_to_buffer};
+pub use run::run_live;

@@ -1,0 +1,256 @@
+//! Table rows derived from two neighbouring Samples with `model::rates`:
+//! one row per thread, and per process the sum of its threads.
+use std::collections::BTreeMap;
+
+use crate::model::rates::{counter_delta, elapsed_s, intervals, ThreadInterval};
+use crate::model::{Log2Hist, Sample};
+
+/// What a row stands for, stable across Samples (a reused tid is a new thread).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RowKey {
+    Thread { tid: u32, start_time_ns: u64 },
+    Process { pid: u32 },
+}
+
+/// One line of the threads or processes table. Rates are None while unknown
+/// (a thread's first interval when the source has no baseline for it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub key: RowKey,
+    /// tid for a thread, pid for a process
+    pub id: u32,
+    pub pid: u32,
+    /// raw (hostile) name: escape before display
+    pub comm: String,
+    pub process_comm: String,
+    /// last CPU (threads only)
+    pub cpu: Option<u32>,
+    /// threads in the row (1 for a thread)
+    pub threads: u32,
+    pub exited: bool,
+    pub vcsw_s: Option<f64>,
+    pub nvcsw_s: Option<f64>,
+    pub cpu_pct: Option<f64>,
+    pub avg_slice_ns: Option<f64>,
+    pub p99_slice_us: Option<u64>,
+    pub p99_wait_us: Option<u64>,
+    pub migr_s: Option<f64>,
+    /// the interval's histograms (None where the source has none)
+    pub slice_hist: Option<Log2Hist>,
+    pub wait_hist: Option<Log2Hist>,
+}
+
+impl Row {
+    /// Voluntary + involuntary switches per second, if known.
+    pub fn switches_s(&self) -> Option<f64> {
+        Some(self.vcsw_s? + self.nvcsw_s?)
+    }
+}
+
+/// System-wide figures for the header.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SystemRates {
+    pub interval_s: f64,
+    /// /proc/stat ctxt per second (None on the first Sample)
+    pub switches_s: Option<f64>,
+    /// the threads' own voluntary / involuntary counters summed (idle excluded)
+    pub voluntary_s: f64,
+    pub involuntary_s: f64,
+}
+
+/// Sums of one interval, before dividing by its length.
+#[derive(Clone, Debug, Default)]
+struct Totals {
+    voluntary: u64,
+    involuntary: u64,
+    oncpu_ns: u64,
+    migrations: Option<u64>,
+    slice_hist: Option<Log2Hist>,
+    wait_hist: Option<Log2Hist>,
+}
+
+impl Totals {
+    fn from_interval(i: &ThreadInterval) -> Totals {
+        Totals {
+            voluntary: i.voluntary,
+            involuntary: i.involuntary,
+            oncpu_ns: i.oncpu_ns,
+            migrations: i.migrations,
+            slice_hist: i.slice_hist.clone(),
+            wait_hist: i.wait_hist.clone(),
+        }
+    }
+
+    fn add(&mut self, o: &Totals) {
+        self.voluntary += o.voluntary;
+        self.involuntary += o.involuntary;
+        self.oncpu_ns += o.oncpu_ns;
+        if let Some(m) = o.migrations {
+            self.migrations = Some(self.migrations.unwrap_or(0) + m);
+        }
+        merge_hist(&mut self.slice_hist, &o.slice_hist);
+        merge_hist(&mut self.wait_hist, &o.wait_hist);
+    }
+}
+
+fn merge_hist(into: &mut Option<Log2Hist>, from: &Option<Log2Hist>) {
+    if let Some(f) = from {
+        into.get_or_insert_with(Log2Hist::new).merge(f);
+    }
+}
+
+/// The figures of a row from its interval totals.
+fn fill(row: &mut Row, t: Option<&Totals>, dt: f64) {
+    let Some(t) = t else { return };
+    row.vcsw_s = Some(ThreadInterval::per_s(t.voluntary, dt));
+    row.nvcsw_s = Some(ThreadInterval::per_s(t.involuntary, dt));
+    row.cpu_pct = (dt > 0.0).then(|| t.oncpu_ns as f64 / 1e9 / dt * 100.0);
+    // completed slices: the histogram's count where there is one, else one
+    // slice ends with every switch-out
+    let slices = t
+        .slice_hist
+        .as_ref()
+        .map(Log2Hist::total)
+        .filter(|&n| n > 0)
+        .unwrap_or(t.voluntary + t.involuntary);
+    row.avg_slice_ns = (slices > 0).then(|| t.oncpu_ns as f64 / slices as f64);
+    row.p99_slice_us = t.slice_hist.as_ref().and_then(|h| h.quantile_us(0.99));
+    row.p99_wait_us = t.wait_hist.as_ref().and_then(|h| h.quantile_us(0.99));
+    row.migr_s = t.migrations.map(|m| ThreadInterval::per_s(m, dt));
+    row.slice_hist = t.slice_hist.clone();
+    row.wait_hist = t.wait_hist.clone();
+}
+
+fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
+    Row {
+        key,
+        id,
+        pid,
+        comm: String::new(),
+        process_comm: String::new(),
+        cpu: None,
+        threads: 1,
+        exited: false,
+        vcsw_s: None,
+        nvcsw_s: None,
+        cpu_pct: None,
+        avg_slice_ns: None,
+        p99_slice_us: None,
+        p99_wait_us: None,
+        migr_s: None,
+        slice_hist: None,
+        wait_hist: None,
+    }
+}
+
+/// Everything the tables need from one Sample and its predecessor.
+#[derive(Clone, Debug, Default)]
+pub struct Derived {
+    pub threads: Vec<Row>,
+    pub processes: Vec<Row>,
+    pub system: SystemRates,
+}
+
+/// Rows for the interval ending with `cur`. `nominal_s` stands in for the
+/// elapsed time when there is no earlier Sample.
+pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
+    let dt = prev.map_or(nominal_s, |p| elapsed_s(p, cur));
+    let mut threads = Vec::with_capacity(cur.threads.len());
+    let mut procs: BTreeMap<u32, (Row, Option<Totals>)> = BTreeMap::new();
+    let mut system = SystemRates {
+        interval_s: dt,
+        switches_s: prev.map(|p| {
+            let d = counter_delta(cur.system.context_switches, p.system.context_switches);
+            ThreadInterval::per_s(d, dt)
+        }),
+        ..Default::default()
+    };
+    for (t, iv) in intervals(prev, cur) {
+        let totals = iv.as_ref().map(Totals::from_interval);
+        let mut row = empty_row(
+            RowKey::Thread {
+                tid: t.tid,
+                start_time_ns: t.start_time_ns,
+            },
+            t.tid,
+            t.pid,
+        );
+        row.comm = t.comm.clone();
+        row.process_comm = t.process_comm.clone();
+        row.cpu = Some(t.cpu);
+        row.exited = t.exited;
+        fill(&mut row, totals.as_ref(), dt);
+        if let Some(tt) = &totals {
+            system.voluntary_s += ThreadInterval::per_s(tt.voluntary, dt);
+            system.involuntary_s += ThreadInterval::per_s(tt.involuntary, dt);
+        }
+
+        let (p, ptot) = procs.entry(t.pid).or_insert_with(|| {
+            let mut r = empty_row(RowKey::Process { pid: t.pid }, t.pid, t.pid);
+            r.threads = 0;
+            r.exited = true;
+            (r, None)
+        });
+        p.threads += 1;
+        p.exited &= t.exited;
+        if p.comm.is_empty() || t.tid == t.pid {
+            p.comm = if t.process_comm.is_empty() {
+                t.comm.clone()
+            } else {
+                t.process_comm.clone()
+            };
+            p.process_comm = p.comm.clone();
+        }
+        if let Some(tt) = &totals {
+            ptot.get_or_insert_with(Totals::default).add(tt);
+        }
+        threads.push(row);
+    }
+    let processes = procs
+        .into_values()
+        .map(|(mut r, t)| {
+            fill(&mut r, t.as_ref(), dt);
+            r
+        })
+        .collect();
+    Derived {
+        threads,
+        processes,
+        system,
+    }
+}
+
+/// Histograms of `key` from `first` to `cur` (the detail pane's "since
+/// start"): a thread that is not in `first` counts from its own start.
+pub fn since_start(
+    first: &Sample,
+    cur: &Sample,
+    key: RowKey,
+) -> (Option<Log2Hist>, Option<Log2Hist>) {
+    let mut total = Totals::default();
+    let earlier = crate::model::rates::index_threads(first);
+    for t in &cur.threads {
+        let wanted = match key {
+            RowKey::Thread { tid, start_time_ns } => {
+                t.tid == tid && t.start_time_ns == start_time_ns
+            }
+            RowKey::Process { pid } => t.pid == pid,
+        };
+        if !wanted {
+            continue;
+        }
+        let before = earlier.get(&(t.tid, t.start_time_ns)).copied();
+        let iv = crate::model::rates::thread_interval(t, before).unwrap_or(ThreadInterval {
+            voluntary: t.voluntary,
+            involuntary: t.involuntary,
+            oncpu_ns: t.oncpu_ns,
+            wait_ns: t.wait_ns,
+            migrations: t.migrations,
+            cross_node_migrations: t.cross_node_migrations,
+            slice_hist: t.slice_hist.clone(),
+            wait_hist: t.wait_hist.clone(),
+        });
+        total.add(&Totals::from_interval(&iv));
+    }
+    (total.slice_hist, total.wait_hist)
+}

@@ -1,0 +1,96 @@
+//! The event loop: input and Samples change the state, the state is drawn
+//! at a bounded frame rate (ratatui diffs frames: no full clears).
+use std::io::{self, IsTerminal};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event;
+use ratatui::Terminal;
+
+use crate::collect::LiveOptions;
+
+use super::action::Effect;
+use super::app::{AppState, Mode};
+use super::feed::{Feed, FeedEvent, LiveFeed};
+use super::keys;
+use super::render::render;
+use super::terminal::{self, TerminalGuard};
+
+/// At most one frame per this (slow links: 20 frames/s at most, and only
+/// when something changed).
+const FRAME: Duration = Duration::from_millis(50);
+/// How often the loop looks at the feed and signals when nothing happens.
+const TICK: Duration = Duration::from_millis(100);
+
+/// `schedtop` with no arguments: the live view of this machine.
+pub fn run_live(opts: &LiveOptions) -> Result<()> {
+    if !io::stdout().is_terminal() {
+        bail!("stdout is not a terminal; use --batch for JSON lines");
+    }
+    // open the source before taking the terminal, so its errors print plainly
+    let feed = LiveFeed::start(opts)?;
+    let app = AppState::new(feed.host().clone(), Mode::Live);
+    run(app, feed)
+}
+
+/// Run the UI on `feed` until the user quits or a signal arrives.
+pub fn run(mut app: AppState, mut feed: impl Feed) -> Result<()> {
+    terminal::catch_signals();
+    let result = match TerminalGuard::enter() {
+        Ok(_guard) => event_loop(&mut app, &mut feed),
+        Err(e) => Err(e.into()),
+    }; // the guard has restored the terminal here
+    drop(feed);
+    if let Some(sig) = terminal::pending_signal() {
+        terminal::die_by(sig);
+    }
+    result
+}
+
+fn event_loop(app: &mut AppState, feed: &mut impl Feed) -> Result<()> {
+    let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    let size = term.size()?;
+    app.apply(super::action::Action::Resize(size.width, size.height));
+    let mut dirty = true;
+    let mut last_draw: Option<Instant> = None;
+    loop {
+        if terminal::pending_signal().is_some() {
+            return Ok(());
+        }
+        while let Some(ev) = feed.poll() {
+            match ev {
+                FeedEvent::Sample(s) => app.push_sample(s),
+                FeedEvent::Error(e) => app.set_error(Some(e)),
+            }
+            dirty = true;
+        }
+        let since = last_draw.map(|t| t.elapsed());
+        if dirty && since.is_none_or(|s| s >= FRAME) {
+            term.draw(|f| render(app, f))?;
+            last_draw = Some(Instant::now());
+            dirty = false;
+        }
+        let timeout = match (dirty, since) {
+            (true, Some(s)) => FRAME.saturating_sub(s).min(TICK),
+            _ => TICK,
+        };
+        if !event::poll(timeout)? {
+            continue;
+        }
+        loop {
+            let ev = event::read()?;
+            if let Some(a) = keys::map_event(&ev, app) {
+                match app.apply(a) {
+                    Effect::Quit => return Ok(()),
+                    Effect::SetInterval(ns) => feed.set_interval(ns),
+                    Effect::None => {}
+                }
+                dirty = true;
+            }
+            if !event::poll(Duration::ZERO)? {
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! Terminal hygiene: raw mode and the alternate screen are undone when the
+//! guard drops (normal exit, error), in the panic hook, and after SIGTERM,
+//! SIGHUP, SIGINT or SIGQUIT (an SSH drop must not leave a broken terminal).
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Once;
+
+use ratatui::crossterm::cursor::{Hide, Show};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
+
+/// The terminal is in raw mode / on the alternate screen.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// The last terminating signal received (0: none).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+const SIGNALS: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT];
+
+/// Owns the terminal's raw mode and alternate screen while alive.
+pub struct TerminalGuard(());
+
+impl TerminalGuard {
+    pub fn enter() -> io::Result<TerminalGuard> {
+        install_panic_hook();
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let guard = TerminalGuard(());
+        execute!(io::stdout(), EnterAlternateScreen, Hide)?;
+        Ok(guard)
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Leave the alternate screen, show the cursor, leave raw mode; once, and
+/// only if we entered them. Errors are ignored (the terminal may be gone).
+pub fn restore() {
+    if ACTIVE.swap(false, Ordering::SeqCst) {
+        let mut out = io::stdout();
+        let _ = execute!(out, LeaveAlternateScreen, Show);
+        let _ = out.flush();
+        let _ = disable_raw_mode();
+    }
+}
+
+/// On a panic in the UI thread, restore the terminal before the message is
+/// printed. A panic in another thread while the screen is ours prints
+/// nothing here: it would scribble over the screen, and its thread reports
+/// it (the collector sends it as a feed error).
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let ui = std::thread::current().id();
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().id() == ui {
+                restore();
+                previous(info);
+            } else if !ACTIVE.load(Ordering::SeqCst) {
+                previous(info);
+            }
+        }));
+    });
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    // only an atomic store: async-signal-safe
+    SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+/// Note SIGTERM, SIGHUP, SIGINT and SIGQUIT instead of dying at once, so the
+/// event loop can restore the terminal first (then `die_by` re-raises).
+pub fn catch_signals() {
+    for sig in SIGNALS {
+        // SAFETY: a zeroed sigaction with a handler that only stores to an
+        // atomic; sigemptyset initialises the mask.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The signal that asked us to stop, if one did.
+pub fn pending_signal() -> Option<i32> {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// End the process the way the signal would have (exit status 128+sig),
+/// now that the terminal is restored.
+pub fn die_by(sig: i32) -> ! {
+    // SAFETY: restoring the default action and raising a signal we caught.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+    std::process::exit(128 + sig)
+}

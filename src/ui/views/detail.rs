@@ -1,0 +1,176 @@
+//! The detail pane (Enter) for the selected thread or process: its figures,
+//! a sparkline of its switch rate, and its on-CPU slice and run-queue
+//! latency histograms for the last interval or since start (`a`).
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
+use ratatui::Frame;
+
+use crate::model::Log2Hist;
+use crate::ui::app::{AppState, HistScope};
+use crate::ui::format::{self, escape_name};
+use crate::ui::rows::{Row, RowKey};
+use crate::ui::theme;
+
+use super::hist;
+
+const SPARK_ROWS: u16 = 2;
+
+fn title(r: &Row) -> String {
+    match r.key {
+        RowKey::Thread { .. } => format!(
+            " thread {} {} (process {} {}) ",
+            r.id,
+            escape_name(&r.comm),
+            r.pid,
+            escape_name(&r.process_comm)
+        ),
+        RowKey::Process { .. } => format!(
+            " process {} {} ({} threads) ",
+            r.pid,
+            escape_name(&r.comm),
+            r.threads
+        ),
+    }
+}
+
+fn figures(r: &Row, series: &[u64]) -> Line<'static> {
+    let dash = || "-".to_string();
+    let mut s = Vec::new();
+    let mut pair = |l: &'static str, v: String| {
+        s.push(Span::styled(l, theme::label()));
+        s.push(Span::raw(" "));
+        s.push(Span::styled(v, theme::value()));
+        s.push(Span::raw("  "));
+    };
+    pair("switches/s", r.switches_s().map_or_else(dash, format::rate));
+    let max = series.iter().copied().max();
+    pair("max", max.map_or_else(dash, |m| format::rate(m as f64)));
+    pair("vol", r.vcsw_s.map_or_else(dash, format::rate));
+    pair("invol", r.nvcsw_s.map_or_else(dash, format::rate));
+    pair("CPU%", r.cpu_pct.map_or_else(dash, format::percent));
+    pair(
+        "avg slice",
+        r.avg_slice_ns.map_or_else(dash, format::duration_ns),
+    );
+    Line::from(s)
+}
+
+fn hist_block(f: &mut Frame, area: Rect, name: &str, h: Option<&Log2Hist>, why_none: &'static str) {
+    if area.height == 0 || area.width == 0 {
+        return;
+    }
+    let mut lines = vec![Line::styled(format!("{name} (us)"), theme::title())];
+    let rows = usize::from(area.height.saturating_sub(1));
+    match h {
+        Some(h) => lines.extend(hist::lines(h, area.width, rows)),
+        None => lines.push(Line::styled(why_none, theme::exited())),
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
+    let scope = match app.hist_scope {
+        HistScope::Interval => " last interval (a: since start) ",
+        HistScope::SinceStart => " since start (a: last interval) ",
+    };
+    let Some(r) = app.selected_row() else {
+        let block = Block::default()
+            .borders(Borders::TOP)
+            .border_style(theme::border())
+            .title(" nothing selected ");
+        f.render_widget(block, area);
+        return;
+    };
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .border_style(theme::border())
+        .title(Span::styled(title(r), theme::title()))
+        .title(Line::styled(scope, theme::label()).right_aligned());
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    if inner.height == 0 {
+        return;
+    }
+    let series: Vec<u64> = app
+        .series
+        .get(&r.key)
+        .map(|s| s.iter().copied().collect())
+        .unwrap_or_default();
+    let line = |y: u16, h: u16| Rect::new(inner.x, y, inner.width, h);
+    f.render_widget(Paragraph::new(figures(r, &series)), line(inner.y, 1));
+    let mut y = inner.y + 1;
+    let bottom = inner.y + inner.height;
+    let spark_h = if inner.height >= 4 { SPARK_ROWS } else { 1 };
+    if y + spark_h <= bottom {
+        let w = usize::from(inner.width);
+        let tail = &series[series.len().saturating_sub(w)..];
+        f.render_widget(
+            Sparkline::default().data(tail).style(theme::sparkline()),
+            line(y, spark_h),
+        );
+        y += spark_h;
+    }
+    if y >= bottom {
+        return;
+    }
+    let (slice, wait) = hists(app, r);
+    let h = bottom - y;
+    if !source_has_hists(app) {
+        f.render_widget(
+            Paragraph::new(Line::styled(
+                "no histograms: /proc has none (the BPF source needs root)",
+                theme::exited(),
+            )),
+            line(y, h),
+        );
+        return;
+    }
+    let why_none = "no data for this interval yet";
+    let half = inner.width / 2;
+    hist_block(
+        f,
+        Rect::new(inner.x, y, half.saturating_sub(1), h),
+        "on-CPU slice",
+        slice,
+        why_none,
+    );
+    hist_block(
+        f,
+        Rect::new(inner.x + half, y, inner.width - half, h),
+        "run-queue latency",
+        wait,
+        why_none,
+    );
+}
+
+/// The histograms the pane shows for `r`: the interval's or since start.
+fn hists<'a>(app: &'a AppState, r: &'a Row) -> (Option<&'a Log2Hist>, Option<&'a Log2Hist>) {
+    match (app.hist_scope, &app.since_start) {
+        (HistScope::SinceStart, Some((s, w))) => (s.as_ref(), w.as_ref()),
+        _ => (r.slice_hist.as_ref(), r.wait_hist.as_ref()),
+    }
+}
+
+/// A source without histograms (procfs) leaves them None for every thread.
+fn source_has_hists(app: &AppState) -> bool {
+    app.current()
+        .is_some_and(|c| c.threads.iter().any(|t| t.slice_hist.is_some()))
+}
+
+/// Lines the pane needs to show everything: border, figures, sparkline,
+/// then the taller histogram.
+pub fn wanted_height(app: &AppState, _width: u16) -> u16 {
+    let fixed = 1 + 1 + SPARK_ROWS;
+    let Some(r) = app.selected_row() else {
+        return 1;
+    };
+    if !source_has_hists(app) {
+        return fixed + 1;
+    }
+    let (slice, wait) = hists(app, r);
+    let rows = slice
+        .map_or(1, hist::rows_needed)
+        .max(wait.map_or(1, hist::rows_needed));
+    fixed + 1 + rows as u16
+}

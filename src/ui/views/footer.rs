@@ -1,0 +1,77 @@
+//! The bottom line: htop-style key hints, or the filter prompt while typing.
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use crate::ui::app::{AppState, View};
+use crate::ui::format::escape_name;
+use crate::ui::theme;
+
+/// (key, label, rank): the highest rank is left out first when the line
+/// is too narrow.
+fn hints(app: &AppState) -> Vec<(&'static str, &'static str, u8)> {
+    vec![
+        ("F1", "Help", 0),
+        ("/", "Filter", 2),
+        ("F6", "Sort", 3),
+        ("I", "Invert", 7),
+        (
+            "H",
+            match app.view {
+                View::Threads => "Procs",
+                View::Processes => "Threads",
+            },
+            4,
+        ),
+        ("Enter", "Detail", 5),
+        ("F", "Follow", 8),
+        ("Spc", if app.paused { "Resume" } else { "Pause" }, 1),
+        ("+-", "Interval", 6),
+        ("q", "Quit", 0),
+    ]
+}
+
+/// The hints that fit in `width`, in their order.
+fn fitting(app: &AppState, width: u16) -> Vec<(&'static str, &'static str, u8)> {
+    let mut h = hints(app);
+    let len =
+        |h: &[(&str, &str, u8)]| -> usize { h.iter().map(|(k, l, _)| k.len() + l.len() + 1).sum() };
+    while len(&h) > usize::from(width) + 1 {
+        let Some(i) = h
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| x.2 > 0)
+            .max_by_key(|(_, x)| x.2)
+            .map(|(i, _)| i)
+        else {
+            break;
+        };
+        h.remove(i);
+    }
+    h
+}
+
+pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
+    let line = if app.filter_editing {
+        Line::from(vec![
+            Span::styled("Filter: ", theme::footer_key()),
+            Span::styled(format!("{}_", escape_name(&app.filter)), theme::warning()),
+            Span::raw("  "),
+            Span::styled("Enter", theme::footer_key()),
+            Span::styled("Done", theme::footer_label()),
+            Span::raw(" "),
+            Span::styled("Esc", theme::footer_key()),
+            Span::styled("Clear", theme::footer_label()),
+        ])
+    } else {
+        let mut s = Vec::new();
+        for (k, l, _) in fitting(app, area.width) {
+            s.push(Span::styled(k, theme::footer_key()));
+            s.push(Span::styled(l, theme::footer_label()));
+            s.push(Span::raw(" "));
+        }
+        Line::from(s)
+    };
+    f.render_widget(Paragraph::new(line), area);
+}

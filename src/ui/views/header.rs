@@ -1,0 +1,161 @@
+//! The header: host, kernel, CPUs and nodes, source, interval, clock,
+//! system-wide switch rates, procs, load, lost updates, PAUSED.
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use crate::model::SourceKind;
+use crate::ui::app::{AppState, Mode};
+use crate::ui::format::{self, escape_name};
+use crate::ui::theme;
+
+/// A piece of the header that is never split across lines.
+type Segment = Vec<Span<'static>>;
+
+fn pair(label: &'static str, value: String) -> Segment {
+    vec![
+        Span::styled(label, theme::label()),
+        Span::raw(" "),
+        Span::styled(value, theme::value()),
+    ]
+}
+
+fn plural(n: usize, one: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {one}s")
+    }
+}
+
+pub fn source_name(app: &AppState) -> &'static str {
+    match (app.mode, app.host.source) {
+        (Mode::Replay, _) => "replay",
+        (Mode::Live, SourceKind::Bpf) => "BPF",
+        (Mode::Live, SourceKind::Procfs) => "procfs",
+    }
+}
+
+fn identity(app: &AppState) -> Vec<Segment> {
+    let mut s = Vec::new();
+    if app.paused {
+        s.push(vec![Span::styled(" PAUSED ", theme::paused())]);
+    }
+    s.push(vec![Span::styled("schedtop", theme::title())]);
+    let h = &app.host;
+    s.push(pair("host", escape_name(&h.hostname)));
+    s.push(pair("kernel", escape_name(&h.kernel)));
+    let cpus = plural(h.topology.cpus.len(), "CPU");
+    let nodes = plural(h.topology.nodes().len(), "node");
+    s.push(vec![Span::styled(
+        format!("{cpus}, {nodes}"),
+        theme::value(),
+    )]);
+    s.push(pair("source", source_name(app).to_string()));
+    s.push(pair("interval", format::interval(app.interval_ns)));
+    if let Some(cur) = app.current() {
+        s.push(pair(
+            "at",
+            format!("{} UTC", format::clock_utc(cur.time_ns)),
+        ));
+    }
+    s
+}
+
+fn stats(app: &AppState) -> Vec<Segment> {
+    let mut s = Vec::new();
+    let dash = || "-".to_string();
+    let sys = app.system();
+    s.push(pair(
+        "switches/s",
+        sys.and_then(|x| x.switches_s)
+            .map_or_else(dash, format::rate),
+    ));
+    if let Some(x) = sys {
+        s.push(pair("vol", format::rate(x.voluntary_s)));
+        s.push(pair("invol", format::rate(x.involuntary_s)));
+    }
+    match app.current() {
+        Some(cur) => {
+            let sy = &cur.system;
+            s.push(pair("running", sy.procs_running.to_string()));
+            s.push(pair("blocked", sy.procs_blocked.to_string()));
+            s.push(pair(
+                "load",
+                format!("{:.2} {:.2} {:.2}", sy.load[0], sy.load[1], sy.load[2]),
+            ));
+            let lost = sy.losses.total();
+            let mut seg = pair("lost", lost.to_string());
+            if lost > 0 {
+                seg[2] = Span::styled(lost.to_string(), theme::error());
+            }
+            s.push(seg);
+        }
+        None => s.push(vec![Span::styled(
+            "waiting for the first sample",
+            theme::label(),
+        )]),
+    }
+    s
+}
+
+/// `text` as one segment per word, in `style`.
+fn words(text: &str, style: ratatui::style::Style) -> Vec<Segment> {
+    text.split(' ')
+        .filter(|w| !w.is_empty())
+        .map(|w| vec![Span::styled(w.to_string(), style)])
+        .collect()
+}
+
+/// Lay segments out left to right, `gap` apart, starting a new line when
+/// the next one does not fit in `width` (a segment wider than the line is
+/// clipped on a line of its own).
+fn flow(segments: Vec<Segment>, gap: &'static str, width: u16, out: &mut Vec<Line<'static>>) {
+    let width = usize::from(width);
+    let mut line: Vec<Span<'static>> = Vec::new();
+    let mut used = 0usize;
+    for seg in segments {
+        let w: usize = seg.iter().map(Span::width).sum();
+        if !line.is_empty() && used + gap.len() + w > width {
+            out.push(Line::from(std::mem::take(&mut line)));
+            used = 0;
+        }
+        if !line.is_empty() {
+            line.push(Span::raw(gap));
+            used += gap.len();
+        }
+        used += w;
+        line.extend(seg);
+    }
+    if !line.is_empty() {
+        out.push(Line::from(line));
+    }
+}
+
+/// The header's lines at `width`: identity and statistics, the degraded
+/// source's reason and the feed's error, each wrapped as needed.
+pub fn lines(app: &AppState, width: u16) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    // one flow: 80 columns take three lines, 200 one
+    let mut segments = identity(app);
+    segments.extend(stats(app));
+    flow(segments, "  ", width, &mut out);
+    if let Some(reason) = &app.host.degraded_reason {
+        let what = match app.host.source {
+            SourceKind::Procfs => "procfs mode:",
+            SourceKind::Bpf => "degraded:",
+        };
+        let text = format!("{what} {}", escape_name(reason));
+        flow(words(&text, theme::warning()), " ", width, &mut out);
+    }
+    if let Some(e) = &app.error {
+        let text = format!("error: {}", escape_name(e));
+        flow(words(&text, theme::error()), " ", width, &mut out);
+    }
+    out
+}
+
+pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
+    f.render_widget(Paragraph::new(lines(app, area.width)), area);
+}

@@ -1,0 +1,54 @@
+//! The line above the table: which view, how many rows, sort, filter, follow.
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use crate::ui::app::{AppState, View};
+use crate::ui::format::escape_name;
+use crate::ui::theme;
+
+pub fn view_name(view: View) -> &'static str {
+    match view {
+        View::Threads => "Threads",
+        View::Processes => "Processes",
+    }
+}
+
+pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
+    let arrow = if app.sort.descending_by_default() != app.sort_inverted {
+        "▼"
+    } else {
+        "▲"
+    };
+    let mut s = vec![
+        Span::styled(view_name(app.view), theme::title()),
+        Span::raw(" "),
+        Span::styled(
+            if app.filter.is_empty() {
+                format!("{}", app.rows.len())
+            } else {
+                format!("{}/{}", app.rows.len(), app.total_rows())
+            },
+            theme::value(),
+        ),
+        Span::raw("  "),
+        Span::styled("sort", theme::label()),
+        Span::raw(" "),
+        Span::styled(format!("{}{arrow}", app.sort.title()), theme::value()),
+    ];
+    if !app.filter.is_empty() || app.filter_editing {
+        s.push(Span::raw("  "));
+        s.push(Span::styled("filter", theme::label()));
+        s.push(Span::raw(" "));
+        s.push(Span::styled(
+            format!("\"{}\"", escape_name(&app.filter)),
+            theme::warning(),
+        ));
+    }
+    if app.follow {
+        s.push(Span::raw("  "));
+        s.push(Span::styled("FOLLOW", theme::warning()));
+    }
+    f.render_widget(Paragraph::new(Line::from(s)), area);
+}

@@ -1,0 +1,11 @@
+//! One file per part of the screen; each draws from `&AppState` only.
+pub mod detail;
+pub mod footer;
+pub mod header;
+pub mod help;
+pub mod hist;
+pub mod info;
+pub mod processes;
+pub mod table;
+pub mod threads;
+pub mod too_small;

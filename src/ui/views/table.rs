@@ -1,0 +1,81 @@
+//! The table shared by the threads and processes views: the columns that
+//! fit, the sort column marked, the selection as a reverse-video bar.
+use ratatui::layout::{Alignment, Constraint, Rect};
+use ratatui::text::Text;
+use ratatui::widgets::{Cell, Row as TableRow, Table, TableState};
+use ratatui::Frame;
+
+use crate::ui::app::AppState;
+use crate::ui::columns::{self, Column};
+use crate::ui::format;
+use crate::ui::rows::Row;
+use crate::ui::theme;
+
+fn cell(col: Column, width: u16, text: String) -> Cell<'static> {
+    let text = format::truncate(&text, usize::from(width));
+    let t = Text::from(text);
+    Cell::from(if col.right_aligned() {
+        t.alignment(Alignment::Right)
+    } else {
+        t
+    })
+}
+
+fn line(cols: &[(Column, u16)], r: &Row) -> TableRow<'static> {
+    let row = TableRow::new(cols.iter().map(|&(c, w)| cell(c, w, c.cell(r))));
+    if r.exited {
+        row.style(theme::exited())
+    } else {
+        row
+    }
+}
+
+/// The first visible row: the app's offset, moved just enough to show the
+/// selection in `height` rows (the app computes the same at its own size).
+pub fn visible_offset(app: &AppState, height: usize) -> usize {
+    let h = height.max(1);
+    let mut off = app.offset.min(app.rows.len().saturating_sub(h));
+    if app.selected < off {
+        off = app.selected;
+    } else if app.selected >= off + h {
+        off = app.selected + 1 - h;
+    }
+    off
+}
+
+pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
+    if area.height == 0 || area.width == 0 {
+        return;
+    }
+    let cols = columns::fit(app.view, area.width);
+    let header = TableRow::new(cols.iter().map(|&(c, w)| {
+        let mut t = format::truncate(c.title(), usize::from(w));
+        if c == app.sort && t.chars().count() < usize::from(w) && !c.right_aligned() {
+            t.push(' ');
+        }
+        let style = if c == app.sort {
+            theme::sort_header()
+        } else {
+            theme::table_header()
+        };
+        cell(c, w, t).style(style)
+    }))
+    .style(theme::table_header());
+    let height = usize::from(area.height.saturating_sub(1));
+    let off = visible_offset(app, height);
+    let end = off.saturating_add(height).min(app.rows.len());
+    let body: Vec<TableRow> = app.rows[off.min(end)..end]
+        .iter()
+        .map(|r| line(&cols, r))
+        .collect();
+    let widths: Vec<Constraint> = cols.iter().map(|&(_, w)| Constraint::Length(w)).collect();
+    let table = Table::new(body, widths)
+        .header(header)
+        .column_spacing(columns::GAP)
+        .row_highlight_style(theme::selected());
+    let mut state = TableState::default();
+    if !app.rows.is_empty() && app.selected >= off {
+        state.select(Some(app.selected - off));
+    }
+    f.render_stateful_widget(table, area, &mut state);
+}

@@ -1,0 +1,325 @@
+//! Key handling on the app state alone (no terminal): keys go through the
+//! same mapping as the live UI (`keys::map_event`), then `AppState::apply`.
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+
+use schedtop::model::{Sample, SourceKind};
+use schedtop::ui::action::{Action, Effect};
+use schedtop::ui::app::HistScope;
+use schedtop::ui::columns::Column;
+use schedtop::ui::fixtures;
+use schedtop::ui::rows::RowKey;
+use schedtop::ui::{keys, AppState, View};
+
+fn app() -> AppState {
+    fixtures::app(SourceKind::Bpf, 120, 40)
+}
+
+fn key(app: &mut AppState, code: KeyCode) -> Effect {
+    let mods = match code {
+        KeyCode::Char(c) if c.is_ascii_uppercase() => KeyModifiers::SHIFT,
+        _ => KeyModifiers::NONE,
+    };
+    press(app, KeyEvent::new(code, mods))
+}
+
+fn press(app: &mut AppState, k: KeyEvent) -> Effect {
+    match keys::map_event(&Event::Key(k), app) {
+        Some(a) => app.apply(a),
+        None => Effect::None,
+    }
+}
+
+fn chars(app: &mut AppState, s: &str) {
+    for c in s.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+fn comms(app: &AppState) -> Vec<String> {
+    app.rows.iter().map(|r| r.comm.clone()).collect()
+}
+
+/// A Sample one second after the fixture's last in which `tid` does a lot
+/// of involuntary switching, so it moves to the top by NVCSW/s.
+fn next_sample_with_burst(app: &AppState, tid: u32) -> Sample {
+    let mut s = app.current().unwrap().clone();
+    s.time_ns += 1_000_000_000;
+    s.mono_ns += 1_000_000_000;
+    for t in &mut s.threads {
+        t.voluntary += 10;
+        t.involuntary += if t.tid == tid { 100_000 } else { 10 };
+    }
+    s
+}
+
+#[test]
+fn default_sort_is_involuntary_switches_descending_unknown_last() {
+    let app = app();
+    assert_eq!(app.sort, Column::Nvcsw);
+    let v: Vec<Option<f64>> = app.rows.iter().map(|r| r.nvcsw_s).collect();
+    let known: Vec<f64> = v.iter().flatten().copied().collect();
+    assert!(known.windows(2).all(|w| w[0] >= w[1]), "{known:?}");
+    assert_eq!(v.last(), Some(&None), "thread without a rate sorts last");
+    assert_eq!(app.rows[0].comm, "ffmpeg:enc0");
+}
+
+#[test]
+fn sort_column_moves_and_inverts() {
+    let mut app = app();
+    key(&mut app, KeyCode::Char('>'));
+    assert_eq!(app.sort, Column::CpuPct);
+    assert_eq!(app.rows[0].comm, "spin");
+    key(&mut app, KeyCode::Char('I'));
+    assert!(app.sort_inverted);
+    let v: Vec<Option<f64>> = app.rows.iter().map(|r| r.cpu_pct).collect();
+    let known: Vec<f64> = v.iter().flatten().copied().collect();
+    assert!(
+        known.windows(2).all(|w| w[0] <= w[1]),
+        "ascending: {known:?}"
+    );
+    assert_eq!(v.last(), Some(&None), "unknown still last when inverted");
+    key(&mut app, KeyCode::F(6));
+    assert_eq!(app.sort, Column::AvgSlice);
+    assert!(
+        !app.sort_inverted,
+        "a new column starts in its own direction"
+    );
+    key(&mut app, KeyCode::Char('<'));
+    key(&mut app, KeyCode::Char('<'));
+    key(&mut app, KeyCode::Char('<'));
+    assert_eq!(app.sort, Column::Vcsw);
+    assert_eq!(app.rows[0].comm, "kworker/1:2");
+    // by name: alphabetical
+    key(&mut app, KeyCode::Char('<'));
+    key(&mut app, KeyCode::Char('<'));
+    assert_eq!(app.sort, Column::Comm);
+    let names = comms(&app);
+    let mut sorted = names.clone();
+    sorted.sort_by_key(|s| s.to_lowercase());
+    assert_eq!(names, sorted);
+    // at 80 columns PID is not shown, so it is not a sort choice
+    app.apply(Action::Resize(80, 24));
+    key(&mut app, KeyCode::Char('<'));
+    assert_eq!(app.sort, Column::Tid);
+    key(&mut app, KeyCode::Char('<'));
+    assert_eq!(app.sort, Column::Migr, "wraps around");
+}
+
+#[test]
+fn filter_by_name_or_pid_and_esc_clears() {
+    let mut app = app();
+    key(&mut app, KeyCode::Char('/'));
+    assert!(app.filter_editing);
+    chars(&mut app, "ENC");
+    assert_eq!(app.rows.len(), 5);
+    assert!(comms(&app).iter().all(|c| c.contains("enc")));
+    // while typing, q is text, not quit
+    assert_eq!(key(&mut app, KeyCode::Char('q')), Effect::None);
+    assert_eq!(app.filter, "ENCq");
+    assert!(app.rows.is_empty());
+    key(&mut app, KeyCode::Backspace);
+    key(&mut app, KeyCode::Enter);
+    assert!(!app.filter_editing);
+    assert_eq!(app.rows.len(), 5, "the filter stays after Enter");
+    key(&mut app, KeyCode::Esc);
+    assert!(app.filter.is_empty());
+    assert_eq!(app.rows.len(), app.total_rows());
+    // a pid selects its threads
+    key(&mut app, KeyCode::Char('/'));
+    chars(&mut app, "812");
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.rows.len(), 4);
+    assert!(app.rows.iter().all(|r| r.pid == 812));
+    // Esc while typing clears too
+    key(&mut app, KeyCode::Char('/'));
+    key(&mut app, KeyCode::Esc);
+    assert!(app.filter.is_empty() && !app.filter_editing);
+}
+
+#[test]
+fn follow_keeps_the_selected_thread_across_resorts() {
+    let mut app = app();
+    // select "spin" (5th by NVCSW/s)
+    while app.selected_row().unwrap().comm != "spin" {
+        key(&mut app, KeyCode::Down);
+    }
+    let at = app.selected;
+    assert_eq!(at, 4);
+
+    // without F the selection stays at the same position (htop)
+    let mut plain = app.clone();
+    let s = next_sample_with_burst(&plain, 3001);
+    plain.push_sample(s);
+    assert_eq!(plain.rows[0].comm, "spin", "spin moved to the top");
+    assert_eq!(plain.selected, at);
+    assert_ne!(plain.selected_row().unwrap().comm, "spin");
+
+    // with F it moves with the thread
+    key(&mut app, KeyCode::Char('F'));
+    assert!(app.follow);
+    let s = next_sample_with_burst(&app, 3001);
+    app.push_sample(s);
+    assert_eq!(app.selected, 0);
+    assert_eq!(app.selected_row().unwrap().comm, "spin");
+    key(&mut app, KeyCode::Char('F'));
+    assert!(!app.follow);
+}
+
+#[test]
+fn processes_aggregate_threads_and_toggle_back() {
+    let mut app = app();
+    // select ffmpeg:enc2 (pid 2210)
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.selected_row().unwrap().comm, "ffmpeg:enc2");
+    let threads: Vec<_> = app
+        .derived
+        .threads
+        .iter()
+        .filter(|r| r.pid == 2210)
+        .cloned()
+        .collect();
+    key(&mut app, KeyCode::Char('H'));
+    assert_eq!(app.view, View::Processes);
+    assert_eq!(app.rows.len(), 5);
+    let p = app.selected_row().unwrap();
+    assert_eq!(
+        p.key,
+        RowKey::Process { pid: 2210 },
+        "selection moves to the thread's process"
+    );
+    assert_eq!(p.threads, 6);
+    let sum: f64 = threads.iter().filter_map(|r| r.nvcsw_s).sum();
+    assert!((p.nvcsw_s.unwrap() - sum).abs() < 1e-6);
+    let cpu: f64 = threads.iter().filter_map(|r| r.cpu_pct).sum();
+    assert!((p.cpu_pct.unwrap() - cpu).abs() < 1e-6);
+    let slices: u64 = threads
+        .iter()
+        .filter_map(|r| r.slice_hist.as_ref())
+        .map(|h| h.total())
+        .sum();
+    assert_eq!(p.slice_hist.as_ref().unwrap().total(), slices);
+    // and back: the process's main thread
+    key(&mut app, KeyCode::Char('H'));
+    assert_eq!(app.view, View::Threads);
+    assert_eq!(app.selected_row().unwrap().id, 2210);
+}
+
+#[test]
+fn pause_freezes_the_screen_but_keeps_collecting() {
+    let mut app = app();
+    let before = app.rows.clone();
+    let t_before = app.current().unwrap().time_ns;
+    key(&mut app, KeyCode::Char(' '));
+    assert!(app.paused);
+    let s = next_sample_with_burst(&app, 3001);
+    app.push_sample(s.clone());
+    assert_eq!(app.rows, before, "paused: rows unchanged");
+    assert_eq!(app.current().unwrap().time_ns, t_before);
+    assert_eq!(app.pending.len(), 1);
+    // navigation still works while paused
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.selected, 1);
+    key(&mut app, KeyCode::Char(' '));
+    assert!(!app.paused);
+    assert!(app.pending.is_empty());
+    assert_eq!(app.current().unwrap().time_ns, s.time_ns);
+    assert_eq!(app.rows[0].comm, "spin");
+}
+
+#[test]
+fn interval_keys_step_and_report() {
+    let mut app = app();
+    assert_eq!(
+        key(&mut app, KeyCode::Char('+')),
+        Effect::SetInterval(2_000_000_000)
+    );
+    assert_eq!(app.interval_ns, 2_000_000_000);
+    key(&mut app, KeyCode::Char('-'));
+    assert_eq!(
+        key(&mut app, KeyCode::Char('-')),
+        Effect::SetInterval(500_000_000)
+    );
+    for _ in 0..10 {
+        key(&mut app, KeyCode::Char('-'));
+    }
+    assert_eq!(app.interval_ns, 100_000_000);
+    assert_eq!(
+        key(&mut app, KeyCode::Char('-')),
+        Effect::None,
+        "no step below the last"
+    );
+}
+
+#[test]
+fn navigation_clamps_and_scrolls() {
+    let mut app = fixtures::app(SourceKind::Bpf, 80, 12);
+    let page = app.page();
+    assert!(page > 0 && page < app.rows.len(), "page {page}");
+    key(&mut app, KeyCode::End);
+    assert_eq!(app.selected, app.rows.len() - 1);
+    assert_eq!(app.offset, app.rows.len() - page);
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.selected, app.rows.len() - 1);
+    key(&mut app, KeyCode::Home);
+    assert_eq!((app.selected, app.offset), (0, 0));
+    key(&mut app, KeyCode::Up);
+    assert_eq!(app.selected, 0);
+    key(&mut app, KeyCode::PageDown);
+    assert_eq!(app.selected, page);
+    assert!(app.offset <= app.selected && app.selected < app.offset + page);
+    key(&mut app, KeyCode::PageUp);
+    assert_eq!(app.selected, 0);
+}
+
+#[test]
+fn help_detail_and_quit() {
+    let mut app = app();
+    assert_eq!(key(&mut app, KeyCode::Char('q')), Effect::Quit);
+    key(&mut app, KeyCode::Char('?'));
+    assert!(app.help);
+    // any key closes help and does nothing else
+    assert_eq!(key(&mut app, KeyCode::Char('q')), Effect::None);
+    assert!(!app.help);
+    key(&mut app, KeyCode::F(1));
+    assert!(app.help);
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert_eq!(
+        press(&mut app, ctrl_c),
+        Effect::Quit,
+        "Ctrl-C quits from help"
+    );
+    key(&mut app, KeyCode::Char('h'));
+    assert!(!app.help);
+
+    key(&mut app, KeyCode::Enter);
+    assert!(app.detail);
+    key(&mut app, KeyCode::Char('a'));
+    assert_eq!(app.hist_scope, HistScope::SinceStart);
+    let (slice, _) = app.since_start.clone().unwrap();
+    let interval = app.selected_row().unwrap().slice_hist.clone().unwrap();
+    assert!(
+        slice.unwrap().total() > interval.total(),
+        "since start holds more than one interval"
+    );
+    key(&mut app, KeyCode::Esc);
+    assert!(!app.detail, "Esc closes the detail pane");
+    assert_eq!(key(&mut app, KeyCode::F(10)), Effect::Quit);
+}
+
+#[test]
+fn resize_keeps_selection_visible() {
+    let mut app = app();
+    key(&mut app, KeyCode::End);
+    let sel = app.selected;
+    assert_eq!(
+        keys::map_event(&Event::Resize(80, 10), &app),
+        Some(Action::Resize(80, 10))
+    );
+    app.apply(Action::Resize(80, 10));
+    let page = app.page();
+    assert!(app.offset <= sel && sel < app.offset + page.max(1));
+    app.apply(Action::Resize(1, 1));
+    app.apply(Action::Down);
+    assert_eq!(app.selected, sel);
+}

@@ -1,0 +1,251 @@
+//! Snapshots of every view and state of the live UI, drawn from fixture
+//! Samples into ratatui's TestBackend and compared as text.
+use schedtop::model::SourceKind;
+use schedtop::ui::action::Action;
+use schedtop::ui::fixtures;
+use schedtop::ui::render::{buffer_text, render_to_buffer};
+use schedtop::ui::AppState;
+
+use ratatui::style::Modifier;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
+
+fn screen(app: &AppState, w: u16, h: u16) -> String {
+    buffer_text(&render_to_buffer(app, w, h))
+}
+
+fn apply(mut app: AppState, actions: &[Action]) -> AppState {
+    for &a in actions {
+        app.apply(a);
+    }
+    app
+}
+
+fn typed(s: &str) -> Vec<Action> {
+    s.chars().map(Action::FilterChar).collect()
+}
+
+/// Snapshot the state `build` makes at both sizes; returns the screens.
+fn snap(name: &str, build: impl Fn(u16, u16) -> AppState) -> Vec<String> {
+    SIZES
+        .iter()
+        .map(|&(w, h)| {
+            let text = screen(&build(w, h), w, h);
+            insta::assert_snapshot!(format!("{name}_{w}x{h}"), text);
+            text
+        })
+        .collect()
+}
+
+fn bpf(w: u16, h: u16) -> AppState {
+    fixtures::app(SourceKind::Bpf, w, h)
+}
+
+#[test]
+fn threads_view() {
+    for s in snap("threads", bpf) {
+        assert!(s.contains("source BPF"));
+        assert!(s.contains("NVCSW/s"));
+        assert!(s.contains("ffmpeg:enc0"));
+    }
+}
+
+#[test]
+fn processes_view() {
+    for s in snap("processes", |w, h| {
+        apply(bpf(w, h), &[Action::ToggleProcesses])
+    }) {
+        assert!(s.contains("Processes"));
+        assert!(s.contains("THR"));
+        assert!(!s.contains("ffmpeg:enc0"));
+    }
+}
+
+#[test]
+fn detail_with_both_histograms() {
+    for s in snap("detail", |w, h| apply(bpf(w, h), &[Action::ToggleDetail])) {
+        assert!(s.contains("on-CPU slice (us)"));
+        assert!(s.contains("run-queue latency (us)"));
+        assert!(s.contains("thread 2211 ffmpeg:enc0"));
+        assert!(s.contains("[1K, 2K)"));
+        assert!(s.contains("@@@"));
+        assert!(s.contains("last interval"));
+    }
+}
+
+#[test]
+fn detail_since_start() {
+    let screens = snap("detail_since_start", |w, h| {
+        apply(
+            bpf(w, h),
+            &[Action::Down, Action::ToggleDetail, Action::ToggleHistScope],
+        )
+    });
+    for s in screens {
+        assert!(s.contains("since start (a: last interval)"));
+    }
+}
+
+#[test]
+fn detail_of_a_process() {
+    for s in snap("detail_process", |w, h| {
+        apply(bpf(w, h), &[Action::ToggleProcesses, Action::ToggleDetail])
+    }) {
+        assert!(s.contains("process 2210 ffmpeg (6 threads)"));
+    }
+}
+
+#[test]
+fn help_overlay() {
+    for s in snap("help", |w, h| apply(bpf(w, h), &[Action::ToggleHelp])) {
+        for (keys, what) in schedtop::ui::keys::HELP {
+            assert!(s.contains(keys), "help lacks {keys}");
+            assert!(s.contains(&what[..what.len().min(30)]), "help lacks {what}");
+        }
+    }
+}
+
+#[test]
+fn filter_being_typed_and_kept() {
+    let typing = snap("filter_typing", |w, h| {
+        let mut a = vec![Action::FilterStart];
+        a.extend(typed("enc"));
+        apply(bpf(w, h), &a)
+    });
+    for s in typing {
+        assert!(s.contains("Filter: enc_"));
+        assert!(s.contains("Threads 5/13"));
+        assert!(!s.contains("postgres"));
+    }
+    let kept = snap("filter_kept", |w, h| {
+        let mut a = vec![Action::FilterStart];
+        a.extend(typed("812"));
+        a.push(Action::FilterDone);
+        apply(bpf(w, h), &a)
+    });
+    for s in kept {
+        assert!(s.contains("filter \"812\""));
+        assert!(s.contains("walwriter") && !s.contains("ffmpeg"));
+    }
+}
+
+#[test]
+fn procfs_mode_banner() {
+    let screens = snap("procfs", |w, h| fixtures::app(SourceKind::Procfs, w, h));
+    for s in screens {
+        assert!(s.contains("source procfs"));
+        assert!(s.contains("procfs mode: not root"));
+    }
+    let detail = snap("procfs_detail", |w, h| {
+        apply(
+            fixtures::app(SourceKind::Procfs, w, h),
+            &[Action::ToggleDetail],
+        )
+    });
+    for s in detail {
+        assert!(s.contains("no histograms: /proc has none"));
+    }
+}
+
+#[test]
+fn paused_screen_stays_frozen() {
+    let screens = snap("paused", |w, h| {
+        let mut app = apply(bpf(w, h), &[Action::TogglePause]);
+        // a newer Sample arrives: collection continues, the screen does not move
+        let mut next = fixtures::samples(SourceKind::Bpf).pop().unwrap();
+        next.time_ns += 60_000_000_000;
+        next.mono_ns += 60_000_000_000;
+        app.push_sample(next);
+        app
+    });
+    for s in screens {
+        assert!(s.contains(" PAUSED "));
+        assert!(s.contains("23:15:23 UTC"), "clock moved while paused");
+        assert!(s.contains("SpcResume"));
+    }
+}
+
+#[test]
+fn hostile_names_are_escaped() {
+    let build = |w, h| {
+        let mut app = fixtures::app_with(
+            fixtures::host(SourceKind::Bpf),
+            fixtures::hostile_samples(),
+            w,
+            h,
+        );
+        app.apply(Action::FilterStart);
+        for c in "6666".chars() {
+            app.apply(Action::FilterChar(c));
+        }
+        app.apply(Action::FilterDone);
+        app.apply(Action::ToggleDetail);
+        app
+    };
+    for (w, h) in SIZES {
+        let buf = render_to_buffer(&build(w, h), w, h);
+        for cell in buf.content() {
+            assert!(
+                !cell
+                    .symbol()
+                    .chars()
+                    .any(|c| c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+                "raw control character {:?} on screen",
+                cell.symbol()
+            );
+        }
+    }
+    for s in snap("hostile", build) {
+        assert!(s.contains("evil^[[2J^G"), "{s}");
+        assert!(s.contains("(process 6666 ^[]0;pwne"));
+        assert!(s.contains("lost 391"));
+    }
+}
+
+#[test]
+fn selection_is_a_reverse_video_bar() {
+    let app = apply(bpf(80, 24), &[Action::Down, Action::Down]);
+    let buf = render_to_buffer(&app, 80, 24);
+    let text = buffer_text(&buf);
+    let y = text
+        .lines()
+        .position(|l| l.contains(&app.selected_row().unwrap().comm))
+        .unwrap() as u16;
+    for x in 0..40 {
+        assert!(buf[(x, y)].modifier.contains(Modifier::REVERSED), "x={x}");
+        assert!(!buf[(x, y + 1)].modifier.contains(Modifier::REVERSED));
+    }
+}
+
+#[test]
+fn tiny_terminals() {
+    for (w, h) in [(1, 1), (10, 3), (20, 5)] {
+        let text = screen(&bpf(w, h), w, h);
+        insta::assert_snapshot!(format!("tiny_{w}x{h}"), text);
+    }
+    assert!(screen(&bpf(20, 5), 20, 5).contains("too small"));
+}
+
+#[test]
+fn no_size_panics_in_any_state() {
+    let states: Vec<AppState> = vec![
+        bpf(80, 24),
+        apply(bpf(80, 24), &[Action::ToggleDetail, Action::ToggleHelp]),
+        apply(
+            bpf(80, 24),
+            &[Action::ToggleProcesses, Action::ToggleDetail, Action::End],
+        ),
+        apply(
+            fixtures::app(SourceKind::Procfs, 80, 24),
+            &[Action::ToggleDetail, Action::FilterStart],
+        ),
+        AppState::new(fixtures::host(SourceKind::Bpf), schedtop::ui::Mode::Live),
+    ];
+    for app in &states {
+        for w in (0..=130).step_by(3) {
+            for h in 0..=40 {
+                let _ = render_to_buffer(app, w, h);
+            }
+        }
+    }
+}
