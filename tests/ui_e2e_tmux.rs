@@ -1,0 +1,338 @@
+//! The real binary in a real terminal (tmux): a pinned workload shows up
+//! with involuntary switches, keys work, a hostile thread name stays inert,
+//! and the terminal is restored after `q`, SIGTERM and SIGHUP.
+//!
+//! Needs tmux. Without it the tests skip, unless SCHEDTOP_REQUIRE_ALL=1
+//! (CI), where they fail.
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_schedtop");
+const HOSTILE: &str = "e2e\x1b[2Jevil";
+const HOSTILE_SHOWN: &str = "e2e^[[2Jevil";
+
+/// tmux present? If not: skip, or fail when CI requires everything.
+fn have_tmux() -> bool {
+    let ok = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var("SCHEDTOP_REQUIRE_ALL").as_deref() == Ok("1") {
+            panic!("tmux is not installed and SCHEDTOP_REQUIRE_ALL=1");
+        }
+        eprintln!("skipping: tmux is not installed (SCHEDTOP_REQUIRE_ALL=1 makes this fail)");
+    }
+    ok
+}
+
+/// A private tmux server with one 160x50 pane running sh; killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(name: &str) -> Tmux {
+        let t = Tmux {
+            socket: format!("schedtop-{name}-{}", std::process::id()),
+        };
+        let o = t.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "160",
+            "-y",
+            "50",
+            "env",
+            "PS1=$ ",
+            "sh",
+        ]);
+        assert!(
+            o.status.success(),
+            "tmux: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        t
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("running tmux")
+    }
+
+    fn send(&self, keys: &[&str]) {
+        let mut a = vec!["send-keys", "-t", "t"];
+        a.extend_from_slice(keys);
+        assert!(self.tmux(&a).status.success());
+    }
+
+    /// Type text literally (no key-name lookup).
+    fn type_text(&self, text: &str) {
+        assert!(self
+            .tmux(&["send-keys", "-t", "t", "-l", text])
+            .status
+            .success());
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
+    }
+
+    fn display(&self, format: &str) -> String {
+        let o = self.tmux(&["display-message", "-p", "-t", "t", format]);
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+
+    fn alternate_on(&self) -> bool {
+        self.display("#{alternate_on}") == "1"
+    }
+
+    /// Wait until `pred(screen)` holds; panics with the last screen if not.
+    fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {what}; screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Is the terminal back to normal: main screen, cooked mode?
+    fn assert_restored(&self, exit_code: &str) {
+        self.wait_for(&format!("exit status {exit_code}"), 20, |s| {
+            s.contains(&format!("SCHEDTOP_EXIT={exit_code}"))
+        });
+        assert!(!self.alternate_on(), "still on the alternate screen");
+        self.type_text(
+            r#"case "$(stty -a)" in *-icanon*) echo TTY_RAW;; *) echo TTY_COOKED;; esac"#,
+        );
+        self.send(&["Enter"]);
+        let s = self.wait_for("stty check", 10, |s| {
+            s.contains("TTY_COOKED\n") || s.contains("TTY_RAW\n")
+        });
+        assert!(
+            s.contains("TTY_COOKED\n"),
+            "terminal left in raw mode:\n{s}"
+        );
+        assert_eq!(self.display("#{cursor_flag}"), "1", "cursor left hidden");
+    }
+
+    fn run_schedtop(&self, args: &str) {
+        self.type_text(&format!("{BIN} {args}; echo SCHEDTOP_EXIT=$?"));
+        self.send(&["Enter"]);
+        self.wait_for("the live view", 30, |s| {
+            s.contains("NVCSW/s") && s.contains("schedtop")
+        });
+        assert!(
+            self.alternate_on(),
+            "the live view is not on the alternate screen"
+        );
+    }
+
+    /// schedtop's pid: the child of the pane's shell.
+    fn schedtop_pid(&self) -> i32 {
+        let shell: i32 = self.display("#{pane_pid}").parse().unwrap();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // pid (comm) state ppid ...
+            let Some(rest) = stat.rsplit_once(") ").map(|x| x.1) else {
+                continue;
+            };
+            let ppid: i32 = rest
+                .split(' ')
+                .nth(1)
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0);
+            if ppid == shell && stat.contains("(schedtop)") {
+                return pid;
+            }
+        }
+        panic!("schedtop is not running under the pane's shell");
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+/// Threads that stay until dropped: two spinners sharing CPU 0 (so they
+/// preempt each other) and a sleeper with a hostile name.
+struct Workload {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Workload {
+    fn start() -> Workload {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut threads = Vec::new();
+        for i in 0..2 {
+            let stop = stop.clone();
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("e2espin{i}"))
+                    .spawn(move || {
+                        pin_to_cpu0();
+                        let mut x = 0u64;
+                        while !stop.load(Ordering::Relaxed) {
+                            x = std::hint::black_box(x.wrapping_add(1));
+                        }
+                    })
+                    .unwrap(),
+            );
+        }
+        let s = stop.clone();
+        threads.push(
+            std::thread::Builder::new()
+                .name(HOSTILE.into())
+                .spawn(move || {
+                    while !s.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                })
+                .unwrap(),
+        );
+        Workload { stop, threads }
+    }
+}
+
+impl Drop for Workload {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+fn pin_to_cpu0() {
+    // SAFETY: a zeroed cpu_set_t with CPU 0 set, for the calling thread (0).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(0, &mut set);
+        let rc = libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        assert_eq!(rc, 0, "sched_setaffinity");
+    }
+}
+
+/// "950", "3.5", "12.3k", "1.2M" -> a number; "-" -> None.
+fn parse_rate(s: &str) -> Option<f64> {
+    let (num, mult) = match s.chars().last()? {
+        'k' => (&s[..s.len() - 1], 1e3),
+        'M' => (&s[..s.len() - 1], 1e6),
+        _ => (s, 1.0),
+    };
+    num.parse::<f64>().ok().map(|v| v * mult)
+}
+
+/// The NVCSW/s cell of the row whose text contains `name` (numbers are
+/// right-aligned under their title).
+fn nvcsw_of(screen: &str, name: &str) -> Option<f64> {
+    // the column titles, not the "sort NVCSW/s" line above them
+    let header = screen
+        .lines()
+        .find(|l| l.contains("NVCSW/s") && l.contains("COMM"))?;
+    let hc: Vec<char> = header.chars().collect();
+    let title: Vec<char> = "NVCSW/s".chars().collect();
+    let start = hc
+        .windows(title.len())
+        .position(|w| w == title.as_slice())?;
+    let end = start + title.len();
+    let row = screen.lines().find(|l| l.contains(name))?;
+    let cells: String = row.chars().take(end).collect();
+    parse_rate(cells.split_whitespace().last()?)
+}
+
+#[test]
+fn live_view_shows_pinned_spinners_and_restores_the_terminal() {
+    if !have_tmux() {
+        return;
+    }
+    let _work = Workload::start();
+    let tmux = Tmux::start("live");
+    tmux.run_schedtop("-i 0.5");
+
+    // filter to the workload
+    tmux.send(&["/"]);
+    tmux.type_text("e2e");
+    tmux.send(&["Enter"]);
+    let s = tmux.wait_for("both spinners with involuntary switches", 30, |s| {
+        ["e2espin0", "e2espin1"]
+            .iter()
+            .all(|n| nvcsw_of(s, n).is_some_and(|v| v > 0.0))
+    });
+    assert!(s.contains("filter \"e2e\""), "{s}");
+    assert!(s.contains("NVCSW/s"), "the table header survived");
+
+    // the hostile name is shown escaped, and did not clear the screen
+    let s = tmux.wait_for("the hostile thread", 10, |s| s.contains(HOSTILE_SHOWN));
+    assert!(s.contains("switches/s"), "header still there:\n{s}");
+
+    // process view, detail, pause
+    tmux.send(&["H"]);
+    tmux.wait_for("process view", 10, |s| {
+        s.contains("Processes") && s.contains("THR")
+    });
+    tmux.send(&["H"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("detail pane", 10, |s| {
+        s.contains("on-CPU slice") || s.contains("no histograms")
+    });
+    tmux.send(&["Space"]);
+    tmux.wait_for("PAUSED", 10, |s| s.contains("PAUSED"));
+    tmux.send(&["Space"]);
+    tmux.wait_for("resumed", 10, |s| !s.contains("PAUSED"));
+    tmux.send(&["?"]);
+    tmux.wait_for("help", 10, |s| s.contains("schedtop keys"));
+    tmux.send(&["Escape"]);
+
+    tmux.send(&["q"]);
+    tmux.assert_restored("0");
+}
+
+#[test]
+fn sigterm_and_sighup_restore_the_terminal() {
+    if !have_tmux() {
+        return;
+    }
+    let tmux = Tmux::start("signals");
+    for (sig, status) in [(libc::SIGTERM, "143"), (libc::SIGHUP, "129")] {
+        tmux.run_schedtop("-i 0.5");
+        let pid = tmux.schedtop_pid();
+        // SAFETY: signalling a process we started.
+        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+        tmux.assert_restored(status);
+        tmux.send(&["clear", "Enter"]);
+        tmux.wait_for("clear screen", 10, |s| !s.contains("SCHEDTOP_EXIT"));
+    }
+}
+
+#[test]
+fn rate_cells_parse() {
+    let screen = "Threads 2  sort NVCSW/s▼\n    TID COMM    NVCSW/s  CPU%\n     12 e2espin0   1.2k  50.0\n     13 e2espin1      -     -\n";
+    assert_eq!(nvcsw_of(screen, "e2espin0"), Some(1200.0));
+    assert_eq!(nvcsw_of(screen, "e2espin1"), None);
+    assert_eq!(parse_rate("950"), Some(950.0));
+}
