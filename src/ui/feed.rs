@@ -35,6 +35,8 @@ pub struct LiveFeed {
     host: HostInfo,
     events: Receiver<FeedEvent>,
     control: Sender<Control>,
+    stopped: bool,
+    last_was_error: bool,
 }
 
 impl LiveFeed {
@@ -56,6 +58,8 @@ impl LiveFeed {
             host,
             events,
             control,
+            stopped: false,
+            last_was_error: false,
         })
     }
 }
@@ -67,11 +71,18 @@ impl Feed for LiveFeed {
 
     fn poll(&mut self) -> Option<FeedEvent> {
         match self.events.try_recv() {
-            Ok(e) => Some(e),
-            Err(mpsc::TryRecvError::Empty) => None,
-            Err(mpsc::TryRecvError::Disconnected) => {
-                Some(FeedEvent::Error("the collector thread stopped".into()))
+            Ok(e) => {
+                self.last_was_error = matches!(e, FeedEvent::Error(_));
+                Some(e)
             }
+            Err(mpsc::TryRecvError::Empty) => None,
+            Err(mpsc::TryRecvError::Disconnected) if !self.stopped => {
+                // say so once, unless the thread's last word already said why
+                self.stopped = true;
+                (!self.last_was_error)
+                    .then(|| FeedEvent::Error("the collector thread stopped".into()))
+            }
+            Err(mpsc::TryRecvError::Disconnected) => None,
         }
     }
 
