@@ -50,18 +50,21 @@ static __always_inline u64 submit_flags(void)
 	return avail > size / 2 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
+/* tp_btf arguments are trusted BTF pointers: fields are read with plain
+ * (CO-RE relocated) loads, no bpf_probe_read_kernel() call per field. This
+ * runs on every context switch, so that matters. */
 static __always_inline u32 task_cpu_of(struct task_struct *t)
 {
 	if (bpf_core_field_exists(t->cpu))
-		return BPF_CORE_READ(t, cpu);
-	return BPF_CORE_READ(t, thread_info.cpu);
+		return t->cpu;
+	return t->thread_info.cpu;
 }
 
 static __always_inline u32 task_state(struct task_struct *t)
 {
 	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return (u32)BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+		return t->__state;
+	return (u32)((struct task_struct___pre514 *)t)->state;
 }
 
 static __always_inline struct flight_event *reserve(u32 kind)
@@ -81,10 +84,10 @@ static __always_inline struct flight_event *reserve(u32 kind)
 
 static __always_inline void fill_task(struct flight_event *e, struct task_struct *p)
 {
-	e->pid = BPF_CORE_READ(p, pid);
-	e->tgid = BPF_CORE_READ(p, tgid);
-	e->prio = BPF_CORE_READ(p, prio);
-	BPF_CORE_READ_INTO(&e->comm, p, comm);
+	e->pid = p->pid;
+	e->tgid = p->tgid;
+	e->prio = p->prio;
+	__builtin_memcpy(e->comm, p->comm, sizeof(e->comm));
 }
 
 static __always_inline void on_wakeup(struct task_struct *p, u32 kind)
@@ -128,14 +131,14 @@ int BPF_PROG(flight_switch, bool preempt, struct task_struct *prev, struct task_
 	if (!e)
 		return 0;
 	fill_task(e, prev);
-	e->next_pid = BPF_CORE_READ(next, pid);
-	e->next_tgid = BPF_CORE_READ(next, tgid);
-	e->next_prio = BPF_CORE_READ(next, prio);
-	BPF_CORE_READ_INTO(&e->next_comm, next, comm);
+	e->next_pid = next->pid;
+	e->next_tgid = next->tgid;
+	e->next_prio = next->prio;
+	__builtin_memcpy(e->next_comm, next->comm, sizeof(e->next_comm));
 	/* the state __schedule() decided on: it is still in prev->__state
 	 * while the tracepoint fires (kernel/sched/core.c) */
 	e->prev_state = task_state(prev);
-	e->exit_state = BPF_CORE_READ(prev, exit_state);
+	e->exit_state = prev->exit_state;
 	e->preempt = preempt;
 	e->target_cpu = 0;
 	e->orig_cpu = 0;

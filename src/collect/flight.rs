@@ -236,7 +236,11 @@ pub fn record(
     while keep_going() {
         // Woken early only when the ring is half full; the timeout is the
         // normal way out. poll() does not consume on a timeout: consume().
-        rb.poll(DRAIN_EVERY).context("polling the ring buffer")?;
+        let n = rb.poll_raw(DRAIN_EVERY);
+        // EINTR: a signal (Ctrl-C) arrived; keep_going decides
+        if n < 0 && n != -libc::EINTR {
+            return Err(std::io::Error::from_raw_os_error(-n)).context("polling the ring buffer");
+        }
         rb.consume().context("draining the ring buffer")?;
     }
     drop(links);

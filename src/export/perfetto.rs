@@ -31,6 +31,7 @@
 //! Timestamps are CLOCK_BOOTTIME, Perfetto's default trace clock, which is
 //! also what it assumes for ftrace events; a clock snapshot at the start
 //! relates it to CLOCK_MONOTONIC and CLOCK_REALTIME.
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 
@@ -83,6 +84,16 @@ pub const BUNDLE_BYTES: usize = 64 * 1024;
 /// events with their names, only not grouped under their process.
 pub const MAX_THREADS: usize = 1 << 16;
 const SEQUENCE_ID: u64 = 1;
+
+/// A comm's bytes up to the first NUL, as UTF-8 (protobuf strings must be);
+/// no allocation unless it has to be repaired.
+fn comm_bytes(c: &[u8; COMM_LEN]) -> Cow<'_, [u8]> {
+    let n = c.iter().position(|&b| b == 0).unwrap_or(COMM_LEN);
+    match String::from_utf8_lossy(&c[..n]) {
+        Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
+        Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+    }
+}
 
 /// Minimal protobuf wire-format encoding into a byte vector.
 pub mod wire {
@@ -211,8 +222,17 @@ impl<W: Write> PerfettoWriter<W> {
         if pid <= 0 {
             return;
         }
-        if self.threads.len() < MAX_THREADS || self.threads.contains_key(&pid) {
-            self.threads.insert(pid, (tgid, *comm));
+        match self.threads.get_mut(&pid) {
+            Some(known) => {
+                if known.0 != tgid || known.1 != *comm {
+                    *known = (tgid, *comm);
+                }
+            }
+            None => {
+                if self.threads.len() < MAX_THREADS {
+                    self.threads.insert(pid, (tgid, *comm));
+                }
+            }
         }
     }
 
@@ -222,17 +242,17 @@ impl<W: Write> PerfettoWriter<W> {
         inner.clear();
         let which = match e.kind {
             EventKind::Switch => {
-                wire::bytes(inner, 1, comm_str(&e.comm).as_bytes());
+                wire::bytes(inner, 1, &comm_bytes(&e.comm));
                 wire::int(inner, 2, e.pid as i64);
                 wire::int(inner, 3, e.prio as i64);
                 wire::int(inner, 4, e.prev_state);
-                wire::bytes(inner, 5, comm_str(&e.next_comm).as_bytes());
+                wire::bytes(inner, 5, &comm_bytes(&e.next_comm));
                 wire::int(inner, 6, e.next_pid as i64);
                 wire::int(inner, 7, e.next_prio as i64);
                 field::EVENT_SCHED_SWITCH
             }
             EventKind::Wakeup | EventKind::WakeupNew => {
-                wire::bytes(inner, 1, comm_str(&e.comm).as_bytes());
+                wire::bytes(inner, 1, &comm_bytes(&e.comm));
                 wire::int(inner, 2, e.pid as i64);
                 wire::int(inner, 3, e.prio as i64);
                 wire::int(inner, 4, 1);
@@ -244,7 +264,7 @@ impl<W: Write> PerfettoWriter<W> {
                 }
             }
             EventKind::Migrate => {
-                wire::bytes(inner, 1, comm_str(&e.comm).as_bytes());
+                wire::bytes(inner, 1, &comm_bytes(&e.comm));
                 wire::int(inner, 2, e.pid as i64);
                 wire::int(inner, 3, e.prio as i64);
                 wire::int(inner, 4, e.orig_cpu as i64);
