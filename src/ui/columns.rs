@@ -79,7 +79,9 @@ impl Column {
             Column::Comm => 10,
             Column::Threads => 4,
             Column::Cpu => 3,
-            Column::Vcsw | Column::Nvcsw => 7,
+            // rates are at most 6 wide ("123.4k"); the title sets NVCSW/s
+            Column::Vcsw => 6,
+            Column::Nvcsw => 7,
             Column::CpuPct => 5,
             Column::AvgSlice | Column::P99Slice => 8,
             Column::P99Wait => 7,
