@@ -36,6 +36,11 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_ARRAY = 2,
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
 	BPF_MAP_TYPE_RINGBUF = 27,
+	BPF_MAP_TYPE_TASK_STORAGE = 29,
+};
+
+enum {
+	BPF_LOCAL_STORAGE_GET_F_CREATE = 1,
 };
 
 /* bpf_ringbuf_submit() flags and bpf_ringbuf_query() selectors */
@@ -61,11 +66,19 @@ struct cfs_rq;
 
 struct sched_entity {
 	struct cfs_rq *cfs_rq;
+	u64 sum_exec_runtime;
+} __attribute__((preserve_access_index));
+
+/* CONFIG_SCHED_INFO: what /proc/<pid>/schedstat shows */
+struct sched_info {
+	unsigned long pcount;
+	unsigned long long run_delay;
 } __attribute__((preserve_access_index));
 
 struct task_struct {
 	struct thread_info thread_info;
 	struct sched_entity se;
+	struct sched_info sched_info;
 	unsigned int __state;
 	unsigned int cpu;
 	pid_t pid;
@@ -76,6 +89,7 @@ struct task_struct {
 	unsigned long nivcsw;
 	u64 start_time;
 	char comm[16];
+	struct task_struct *group_leader;
 } __attribute__((preserve_access_index));
 
 /* Before 5.14 the state field was called "state" (and was a long). */
@@ -100,5 +114,19 @@ struct rq {
 } __attribute__((preserve_access_index));
 
 struct bpf_perf_event_data;
+
+/* BPF task iterator context (kernel/bpf/task_iter.c) */
+struct seq_file;
+
+struct bpf_iter_meta {
+	struct seq_file *seq;
+	u64 session_id;
+	u64 seq_num;
+} __attribute__((preserve_access_index));
+
+struct bpf_iter__task {
+	struct bpf_iter_meta *meta;
+	struct task_struct *task;
+} __attribute__((preserve_access_index));
 
 #endif

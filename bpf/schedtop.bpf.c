@@ -1,6 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /* schedtop's probes: per-thread switch, slice, run-queue wait and migration
- * counters aggregated in the kernel; user space drains them once an interval. */
+ * counters aggregated in the kernel; user space drains them once an interval.
+ *
+ * Hot path cost matters (every context switch runs handle_switch), so:
+ * per-thread state lives in task-local storage (a pointer hop from the task,
+ * no hash lookup), fields are read with direct CO-RE loads (tp_btf arguments
+ * are trusted pointers, no bpf_probe_read calls), slice and wait lengths come
+ * from the kernel's own per-task accounting (no wakeup probe, no switch-in
+ * work, one clock read per switch for CPU busy time), and user space reads
+ * everything with one pass of a task iterator instead of walking a map.
+ *
+ * Seen on this kernel (6.18, in a VM): some context switches of a few
+ * threads never fire sched_switch, not even for ftrace; a CPU's "current"
+ * as last traced can then be stale. Nothing here depends on seeing both
+ * ends of a slice. */
 #include "kernel_types.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -9,19 +22,35 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Keep the compiler from moving loads and stores across this point. x86
+ * keeps stores in order (and loads in order) for other CPUs, so this is
+ * enough for the seq counter around a thread's counter updates. */
+#define barrier() asm volatile("" ::: "memory")
+
 #define TASK_RUNNING 0x0000
 #define TASK_DEAD 0x0080
 
 /* Set by user space before load. */
 const volatile u32 nr_cpus = 1;
+/* CLOCK_MONOTONIC at load: a thread started later was watched all its life */
+const volatile u64 attach_ns = 0;
 
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_stats);
+} thread_store SEC(".maps");
+
+/* Final counts of threads that died since the last drain; user space reports
+ * and deletes them. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, struct thread_key);
 	__type(value, struct thread_stats);
-} threads SEC(".maps");
+} exited SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -66,188 +95,171 @@ static __always_inline u32 log2_u64(u64 v)
 	return r;
 }
 
-/* bpftrace hist() bucket of a duration in ns, counted in microseconds */
+/* bpftrace hist() bucket of a duration in ns, counted in whole microseconds:
+ * slot 0 = [0us], slot k = [2^(k-1), 2^k) us. Without a division (BPF has
+ * no cheap one): for 2^l <= ns < 2^(l+1) the slot is l-8 or l-9, because
+ * 1000 lies between 2^9 and 2^10. src/model/hist.rs tests the same steps
+ * against the plain definition. */
 static __always_inline u32 hist_slot(u64 ns)
 {
-	u64 us = ns / 1000;
 	u32 slot;
 
-	if (us == 0)
+	if (ns < 1000)
 		return 0;
-	slot = log2_u64(us) + 1;
+	slot = log2_u64(ns) - 8;
+	if (ns < (1000ULL << (slot - 1)))
+		slot--;
 	return slot < HIST_SLOTS ? slot : HIST_SLOTS - 1;
+}
+
+/* a / n where n is almost always 1 */
+static __always_inline u64 div_mostly_one(u64 a, u64 n)
+{
+	return n == 1 ? a : a / n;
 }
 
 static __always_inline u32 task_state(struct task_struct *t)
 {
 	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return (u32)BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+		return t->__state;
+	return (u32)((struct task_struct___pre514 *)t)->state;
 }
 
 static __always_inline u32 task_cpu_of(struct task_struct *t)
 {
 	if (bpf_core_field_exists(t->cpu))
-		return BPF_CORE_READ(t, cpu);
-	return BPF_CORE_READ(t, thread_info.cpu);
+		return t->cpu;
+	return t->thread_info.cpu;
 }
 
-static __always_inline void count_drop_thread(void)
+static __always_inline void count_drop(int which)
 {
 	u32 zero = 0;
 	struct drop_stats *d = bpf_map_lookup_elem(&drops, &zero);
 
-	if (d)
-		__sync_fetch_and_add(&d->thread_map_full, 1);
-}
-
-/* The entry of a thread, created on first sight with the kernel's switch
- * counters as baseline. Creating it is only exact while the task is not
- * running (wakeup, switch-in); see the switch-out handler for the rest. */
-static __always_inline struct thread_stats *stats_of(struct task_struct *t, struct thread_key *key)
-{
-	struct thread_stats *s, fresh = {};
-
-	key->tid = BPF_CORE_READ(t, pid);
-	key->pad = 0;
-	key->start_time = BPF_CORE_READ(t, start_time);
-	s = bpf_map_lookup_elem(&threads, key);
-	if (s)
-		return s;
-
-	fresh.tid = key->tid;
-	fresh.pid = BPF_CORE_READ(t, tgid);
-	BPF_CORE_READ_STR_INTO(&fresh.comm, t, comm);
-	fresh.nvcsw = BPF_CORE_READ(t, nvcsw);
-	fresh.nivcsw = BPF_CORE_READ(t, nivcsw);
-	fresh.base_nvcsw = fresh.nvcsw;
-	fresh.base_nivcsw = fresh.nivcsw;
-	fresh.last_cpu = task_cpu_of(t);
-	if (bpf_map_update_elem(&threads, key, &fresh, BPF_NOEXIST) && !bpf_map_lookup_elem(&threads, key)) {
-		count_drop_thread();
-		return 0;
-	}
-	return bpf_map_lookup_elem(&threads, key);
-}
-
-static __always_inline void on_wakeup(struct task_struct *p)
-{
-	struct thread_key key;
-	struct thread_stats *s;
-
-	if (BPF_CORE_READ(p, pid) == 0)
+	if (!d)
 		return;
-	s = stats_of(p, &key);
-	if (s && !s->runnable_since)
-		s->runnable_since = bpf_ktime_get_ns();
+	if (which == 0)
+		__sync_fetch_and_add(&d->thread_map_full, 1);
+	else if (which == 1)
+		__sync_fetch_and_add(&d->migration_matrix_overflow, 1);
+	else
+		__sync_fetch_and_add(&d->storage_unavailable, 1);
 }
 
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(handle_wakeup, struct task_struct *p)
+static __always_inline struct thread_stats *stats_of(struct task_struct *t)
 {
-	on_wakeup(p);
-	return 0;
-}
-
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(handle_wakeup_new, struct task_struct *p)
-{
-	on_wakeup(p);
-	return 0;
-}
-
-static __always_inline void switch_out(struct task_struct *prev, u64 now, bool preempt)
-{
-	struct thread_key key;
 	struct thread_stats *s;
-	u32 state = task_state(prev);
-	u64 nvcsw, nivcsw;
 
-	s = stats_of(prev, &key);
+	s = bpf_task_storage_get(&thread_store, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s)
+		count_drop(2);
+	return s;
+}
+
+/* Keep a dead thread's final counts where user space will find them: its
+ * task storage goes away with the task. */
+static __always_inline void save_exited(struct task_struct *t, struct thread_stats *s)
+{
+	struct thread_key key = {};
+
+	s->exited = 1;
+	s->tid = t->pid;
+	s->pid = t->tgid;
+	s->start_time = t->start_time;
+	s->oncpu_ns = t->se.sum_exec_runtime;
+	s->wait_ns = t->sched_info.run_delay;
+	s->last_cpu = task_cpu_of(t);
+	bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), t->comm);
+	bpf_probe_read_kernel_str(s->process_comm, sizeof(s->process_comm), t->group_leader->comm);
+	key.tid = s->tid;
+	key.start_time = s->start_time;
+	if (bpf_map_update_elem(&exited, &key, s, BPF_ANY))
+		count_drop(0);
+}
+
+static __always_inline void switch_out(struct task_struct *prev, bool preempt)
+{
+	struct thread_stats *s = stats_of(prev);
+	u64 nvcsw, nivcsw, runtime, run_delay, pcount, switches, arrivals, slot;
+	u32 state;
+
 	if (!s)
 		return;
+	/* __schedule() bumps prev->nvcsw or prev->nivcsw, and brings
+	 * prev->se.sum_exec_runtime up to date, before it fires sched_switch
+	 * (kernel/sched/core.c); sched_info's run_delay/pcount were updated when
+	 * this slice began. */
+	nvcsw = prev->nvcsw;
+	nivcsw = prev->nivcsw;
+	runtime = prev->se.sum_exec_runtime;
+	run_delay = prev->sched_info.run_delay;
+	pcount = prev->sched_info.pcount;
+	state = task_state(prev);
 
-	/* __schedule() bumps prev->nvcsw or prev->nivcsw before it fires
-	 * sched_switch (kernel/sched/core.c), so these are final for this switch. */
-	nvcsw = BPF_CORE_READ(prev, nvcsw);
-	nivcsw = BPF_CORE_READ(prev, nivcsw);
-	if (s->switch_outs == 0 && s->base_nvcsw == nvcsw && s->base_nivcsw == nivcsw) {
-		/* First seen while running: the baseline was read after this
-		 * switch was counted. Undo it with the kernel's own rule
-		 * (not preempted and not runnable = voluntary). */
-		if (!preempt && state != TASK_RUNNING && s->base_nvcsw)
-			s->base_nvcsw--;
-		else if (s->base_nivcsw)
-			s->base_nivcsw--;
+	s->seq++;
+	barrier();
+	if (!s->seen) {
+		s->seen = 1;
+		if (prev->start_time < attach_ns) {
+			/* running since before we attached: this slice's length is
+			 * unknown and stays out of the histograms; count from here */
+			s->mark_runtime = runtime;
+			s->mark_run_delay = run_delay;
+			s->mark_pcount = pcount;
+			s->nvcsw = nvcsw;
+			s->nivcsw = nivcsw;
+		}
+		/* else: born after attach, every mark starts at zero */
 	}
+	/* switch-outs the kernel counted since the last one we saw: 1, unless
+	 * some switches went untraced; then their time is spread evenly */
+	switches = (nvcsw + nivcsw) - (s->nvcsw + s->nivcsw);
+	if (switches) {
+		slot = hist_slot(div_mostly_one(runtime - s->mark_runtime, switches));
+		if (slot < HIST_SLOTS)
+			s->slice_hist[slot] += switches;
+	}
+	arrivals = pcount - s->mark_pcount;
+	if (arrivals) {
+		slot = hist_slot(div_mostly_one(run_delay - s->mark_run_delay, arrivals));
+		if (slot < HIST_SLOTS)
+			s->wait_hist[slot] += arrivals;
+	}
+	s->mark_runtime = runtime;
+	s->mark_run_delay = run_delay;
+	s->mark_pcount = pcount;
 	s->nvcsw = nvcsw;
 	s->nivcsw = nivcsw;
 	s->switch_outs++;
+	barrier();
+	s->seq++;
 
-	if (s->oncpu_since) {
-		u64 slice = now - s->oncpu_since;
-		u32 slot = hist_slot(slice);
-
-		s->oncpu_ns += slice;
-		if (slot < HIST_SLOTS)
-			s->slice_hist[slot]++;
-		s->oncpu_since = 0;
-	}
-	/* else: running since before we attached, slice length unknown; it
-	 * stays out of the histogram (user space sees switch_outs > sum). */
-
-	if (state == TASK_RUNNING) {
-		/* preempted (or woken by a pending signal): still runnable,
-		 * its run-queue wait starts now */
-		s->runnable_since = now;
-	}
 	if (state & TASK_DEAD)
-		s->exited = 1;
-}
-
-static __always_inline void switch_in(struct task_struct *next, u64 now, u32 cpu)
-{
-	struct thread_key key;
-	struct thread_stats *s;
-
-	s = stats_of(next, &key);
-	if (!s)
-		return;
-	if (s->runnable_since) {
-		u64 wait = now - s->runnable_since;
-		u32 slot = hist_slot(wait);
-
-		s->wait_ns += wait;
-		if (slot < HIST_SLOTS)
-			s->wait_hist[slot]++;
-		s->runnable_since = 0;
-	}
-	s->oncpu_since = now;
-	s->last_cpu = cpu;
+		save_exited(prev, s);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	u64 now = bpf_ktime_get_ns();
-	u32 zero = 0, cpu = bpf_get_smp_processor_id();
+	u32 zero = 0;
 	struct cpu_stats *c = bpf_map_lookup_elem(&cpus, &zero);
-	u32 prev_tid = BPF_CORE_READ(prev, pid);
-	u32 next_tid = BPF_CORE_READ(next, pid);
+	u32 prev_tid = prev->pid;
+	u32 next_tid = next->pid;
 
-	if (c) {
-		c->switches++;
-		if (!c->curr_is_idle && c->curr_since)
-			c->busy_ns += now - c->curr_since;
-		c->curr_since = now;
-		c->curr_tid = next_tid;
-		c->curr_is_idle = next_tid == 0;
-	}
+	if (!c)
+		return 0;
+	c->switches++;
+	if (c->curr_since && !c->curr_is_idle)
+		c->busy_ns += now - c->curr_since;
+	c->curr_since = now;
+	c->curr_tid = next_tid;
+	c->curr_is_idle = next_tid == 0;
+
 	/* tid 0 is the per-CPU idle task: not a thread anyone runs */
 	if (prev_tid)
-		switch_out(prev, now, preempt);
-	if (next_tid)
-		switch_in(next, now, cpu);
+		switch_out(prev, preempt);
 	return 0;
 }
 
@@ -257,19 +269,18 @@ int BPF_PROG(handle_migrate, struct task_struct *p, int dest_cpu)
 	/* The tracepoint fires before set_task_cpu() changes task_cpu(p):
 	 * the task's CPU now is the source. */
 	u32 from = task_cpu_of(p), to = dest_cpu;
-	struct thread_key key;
 	struct thread_stats *s;
 	u32 *from_node, *to_node;
 	u64 *cell;
 	u32 idx;
 
-	if (BPF_CORE_READ(p, pid) == 0)
+	if (p->pid == 0)
 		return 0;
-	s = stats_of(p, &key);
-	from_node = bpf_map_lookup_elem(&cpu_node, &from);
-	to_node = bpf_map_lookup_elem(&cpu_node, &to);
+	s = stats_of(p);
 	if (s) {
 		__sync_fetch_and_add(&s->migrations, 1);
+		from_node = bpf_map_lookup_elem(&cpu_node, &from);
+		to_node = bpf_map_lookup_elem(&cpu_node, &to);
 		if (from_node && to_node && *from_node != *to_node)
 			__sync_fetch_and_add(&s->cross_node_migrations, 1);
 	}
@@ -281,12 +292,51 @@ int BPF_PROG(handle_migrate, struct task_struct *p, int dest_cpu)
 			return 0;
 		}
 	}
-	{
-		struct drop_stats *d = bpf_map_lookup_elem(&drops, &(u32){0});
+	count_drop(1);
+	return 0;
+}
 
-		if (d)
-			__sync_fetch_and_add(&d->migration_matrix_overflow, 1);
+/* One record per thread for user space, once an interval. Threads the probes
+ * never saw (asleep all along) are listed too, with their kernel counters,
+ * so the list is every thread, like top's. */
+SEC("iter/task")
+int dump_threads(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *t = ctx->task;
+	struct thread_stats *live, copy = {}, *s = &copy;
+	u32 gen, i;
+
+	if (!t)
+		return 0;
+	live = bpf_task_storage_get(&thread_store, t, 0, 0);
+	if (live) {
+		/* the thread may be switching on another CPU right now: copy
+		 * until no update ran during the copy (seq even and unchanged) */
+		for (i = 0; i < 8; i++) {
+			gen = *(volatile u32 *)&live->seq;
+			barrier();
+			if (gen & 1)
+				continue;
+			__builtin_memcpy(&copy, live, sizeof(copy));
+			barrier();
+			if (*(volatile u32 *)&live->seq == gen)
+				break;
+		}
 	}
+	if (!copy.seen) {
+		copy.nvcsw = t->nvcsw;
+		copy.nivcsw = t->nivcsw;
+	}
+	s->oncpu_ns = t->se.sum_exec_runtime;
+	s->wait_ns = t->sched_info.run_delay;
+	s->last_cpu = task_cpu_of(t);
+	s->tid = t->pid;
+	s->pid = t->tgid;
+	s->start_time = t->start_time;
+	bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), t->comm);
+	bpf_probe_read_kernel_str(s->process_comm, sizeof(s->process_comm), t->group_leader->comm);
+	bpf_seq_write(seq, s, sizeof(*s));
 	return 0;
 }
 

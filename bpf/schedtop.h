@@ -23,30 +23,47 @@ struct thread_key {
 	u64 start_time;
 };
 
+/* Per-thread state, kept in task-local storage (no hash lookup on the hot
+ * path) and read out once an interval by the task iterator; a thread's last
+ * copy goes to the `exited` hash map when it dies.
+ *
+ * Slice and wait lengths are not timed by the probe: they are differences of
+ * the kernel's own per-task accounting between two switch-outs of the thread
+ * (se.sum_exec_runtime: on-CPU time; sched_info.run_delay / pcount: run-queue
+ * wait and arrivals on a CPU), so they stay exact even when a switch-in is
+ * not traced, and the probe needs no clock read for them. */
 struct thread_stats {
 	u32 tid;
 	u32 pid;
 	char comm[TASK_COMM_LEN];
-	/* The kernel's own counters (task_struct.nvcsw / nivcsw), copied at each
-	 * switch: exactly what /proc/<tid>/status reports. */
+	/* the process (thread group leader) name, filled by the iterator */
+	char process_comm[TASK_COMM_LEN];
+	u64 start_time;
+	/* The kernel's own counters (task_struct.nvcsw / nivcsw) as of the
+	 * thread's last switch-out: exactly what /proc/<tid>/status reports,
+	 * and consistent with the histograms below. */
 	u64 nvcsw;
 	u64 nivcsw;
-	/* Their values when schedtop first saw the thread, so the switches of
-	 * its first interval are known too. */
-	u64 base_nvcsw;
-	u64 base_nivcsw;
+	/* se.sum_exec_runtime and sched_info.run_delay: filled by the iterator
+	 * (live) and at exit, not by the switch probe */
 	u64 oncpu_ns;
 	u64 wait_ns;
 	u64 migrations;
 	u64 cross_node_migrations;
+	/* switch-outs this probe saw */
 	u64 switch_outs;
-	/* bookkeeping: when the current slice / the current wait started (0 = none) */
-	u64 oncpu_since;
-	u64 runnable_since;
+	/* the kernel's accounting at the thread's last switch-out */
+	u64 mark_runtime;
+	u64 mark_run_delay;
+	u64 mark_pcount;
 	u32 last_cpu;
-	/* 1 once the thread went through its final switch (TASK_DEAD): no more
-	 * updates will come, user space reports it once and deletes it. */
+	/* 1 once the thread went through its final switch (TASK_DEAD) */
 	u32 exited;
+	/* 0: switch-out bookkeeping not started (marks not set yet) */
+	u32 seen;
+	/* odd while a switch updates the counters: readers retry, so a copy
+	 * never has a switch counted in nvcsw but not yet in slice_hist */
+	u32 seq;
 	u32 slice_hist[HIST_SLOTS];
 	u32 wait_hist[HIST_SLOTS];
 };
@@ -66,8 +83,11 @@ struct cpu_stats {
 
 /* Counted, never silent: updates that could not be stored. */
 struct drop_stats {
+	/* exited threads whose final counts did not fit the exited map */
 	u64 thread_map_full;
 	u64 migration_matrix_overflow;
+	/* task storage could not be had (allocation failure or recursion) */
+	u64 storage_unavailable;
 };
 
 #endif

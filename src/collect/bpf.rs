@@ -1,6 +1,6 @@
 //! The BPF source: loads bpf/schedtop.bpf.c, attaches its probes and turns
 //! one drain of its maps into a Sample.
-use std::collections::HashMap;
+use std::io::Read;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
@@ -19,7 +19,7 @@ mod skel {
     #![allow(clippy::all, clippy::pedantic, non_camel_case_types, unused_imports)]
     include!(concat!(env!("OUT_DIR"), "/schedtop.skel.rs"));
 }
-use skel::types::{cpu_stats, drop_stats, thread_key, thread_stats};
+use skel::types::{cpu_stats, drop_stats, thread_stats};
 use skel::{SchedtopSkel, SchedtopSkelBuilder};
 
 /// Run-queue length sampling frequency (the runqlen default; off the 250 Hz
@@ -34,12 +34,12 @@ pub struct BpfSource {
     /// the run-queue sampler's events and links; empty when perf events are unavailable
     _rq_events: Vec<(OwnedFd, Link)>,
     rq_error: Option<String>,
-    /// pid -> process name, for processes whose leader is not in the map
-    process_names: HashMap<u32, String>,
-    /// last on-CPU time reported per thread, so the slice-in-progress estimate never goes backwards
-    last_oncpu: HashMap<(u32, u64), u64>,
+    /// the task iterator's link: each drain opens one pass over all threads
+    iter_link: Link,
+    /// CLOCK_MONOTONIC of the previous drain: threads started after it
+    /// began from zero during the interval
+    last_drain_ns: u64,
     last_busy: Vec<u64>,
-    drains: u64,
     pid_filter: Vec<u32>,
 }
 
@@ -74,8 +74,10 @@ impl BpfSource {
             Box::leak(Box::new(MaybeUninit::uninit()));
         let builder = SchedtopSkelBuilder::default();
         let mut open = builder.open(storage).context("opening the BPF object")?;
+        let attach_ns = super::system::monotonic_ns();
         if let Some(ro) = open.maps.rodata_data.as_mut() {
             ro.nr_cpus = nr_cpus;
+            ro.attach_ns = attach_ns;
         }
         open.maps
             .migration_matrix
@@ -95,20 +97,15 @@ impl BpfSource {
         }
 
         // attach the tracepoints one by one: the perf_event program is attached per CPU below
-        let links = [
-            skel.progs.handle_wakeup.attach(),
-            skel.progs.handle_wakeup_new.attach(),
-            skel.progs.handle_switch.attach(),
-            skel.progs.handle_migrate.attach(),
-        ];
-        let mut kept = Vec::new();
-        for l in links {
-            kept.push(l.context("attaching the scheduler tracepoints")?);
-        }
-        skel.links.handle_wakeup = Some(kept.remove(0));
-        skel.links.handle_wakeup_new = Some(kept.remove(0));
-        skel.links.handle_switch = Some(kept.remove(0));
-        skel.links.handle_migrate = Some(kept.remove(0));
+        let attach_failed = "attaching the scheduler tracepoints";
+        skel.links.handle_switch = Some(skel.progs.handle_switch.attach().context(attach_failed)?);
+        skel.links.handle_migrate =
+            Some(skel.progs.handle_migrate.attach().context(attach_failed)?);
+        let iter_link = skel
+            .progs
+            .dump_threads
+            .attach()
+            .context("attaching the task iterator")?;
 
         let mut rq_events = Vec::new();
         let mut rq_error = None;
@@ -142,10 +139,9 @@ impl BpfSource {
             topology,
             _rq_events: rq_events,
             rq_error,
-            process_names: HashMap::new(),
-            last_oncpu: HashMap::new(),
+            iter_link,
+            last_drain_ns: attach_ns,
             last_busy: Vec::new(),
-            drains: 0,
             pid_filter,
         })
     }
@@ -155,34 +151,46 @@ impl BpfSource {
         self.rq_error.as_deref()
     }
 
-    /// (tid, pid, exited) of every entry the kernel map holds now: tests
-    /// use it to check that thread churn leaves nothing behind.
+    /// (tid, pid, exited) of every thread the source holds state for now:
+    /// the live threads' task storage (which the kernel frees with the task)
+    /// and the exited threads not drained yet. Tests use it to check that
+    /// thread churn leaves nothing behind.
     pub fn map_entries(&self) -> Result<Vec<(u32, u32, bool)>> {
-        Ok(self
-            .read_threads()?
+        let mut out: Vec<_> = self
+            .iterate_threads()?
             .into_iter()
-            .map(|(_, s)| (s.tid, s.pid, s.exited != 0))
-            .collect())
+            .filter(|s| s.seen != 0)
+            .map(|s| (s.tid, s.pid, false))
+            .collect();
+        out.extend(
+            self.read_exited()?
+                .into_iter()
+                .map(|(_, s)| (s.tid, s.pid, true)),
+        );
+        Ok(out)
     }
 
-    fn read_threads(&self) -> Result<Vec<(Vec<u8>, thread_stats)>> {
+    /// One pass of the task iterator: a record per thread alive now.
+    fn iterate_threads(&self) -> Result<Vec<thread_stats>> {
+        let mut it = libbpf_rs::Iter::new(&self.iter_link).context("starting the task iterator")?;
+        let mut bytes = Vec::new();
+        it.read_to_end(&mut bytes)
+            .context("reading the task iterator")?;
+        let size = std::mem::size_of::<thread_stats>();
+        Ok(bytes.chunks_exact(size).map(read_pod).collect())
+    }
+
+    /// Final counts of threads that died since the last drain.
+    fn read_exited(&self) -> Result<Vec<(Vec<u8>, thread_stats)>> {
         let mut out = Vec::new();
+        let map = &self.skel.maps.exited;
         // One syscall per batch of entries instead of two per entry.
-        match self
-            .skel
-            .maps
-            .threads
-            .lookup_batch(1024, MapFlags::ANY, MapFlags::ANY)
-        {
-            Ok(iter) => {
-                for (k, v) in iter {
-                    out.push((k, read_pod::<thread_stats>(&v)));
-                }
-            }
+        match map.lookup_batch(1024, MapFlags::ANY, MapFlags::ANY) {
+            Ok(iter) => out.extend(iter.map(|(k, v)| (k, read_pod::<thread_stats>(&v)))),
             Err(_) => {
-                for k in self.skel.maps.threads.keys() {
-                    if let Some(v) = self.skel.maps.threads.lookup(&k, MapFlags::ANY)? {
-                        out.push((k, read_pod::<thread_stats>(&v)));
+                for k in map.keys() {
+                    if let Some(v) = map.lookup(&k, MapFlags::ANY)? {
+                        out.push((k, read_pod(&v)));
                     }
                 }
             }
@@ -190,110 +198,60 @@ impl BpfSource {
         Ok(out)
     }
 
-    fn process_name(&mut self, pid: u32, leaders: &HashMap<u32, String>) -> String {
-        if let Some(n) = leaders.get(&pid) {
-            return n.clone();
-        }
-        self.process_names
-            .entry(pid)
-            .or_insert_with(|| {
-                std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                    .map(|s| s.trim_end_matches('\n').to_string())
-                    .unwrap_or_default()
-            })
-            .clone()
-    }
-
-    /// Drain the maps into a Sample; entries of exited threads are reported
-    /// here once and then deleted.
+    /// Drain into a Sample: every live thread once, and every thread that
+    /// exited since the last drain once more, with its final counts.
     pub fn drain(&mut self) -> Result<Sample> {
         let (time_ns, mono_ns) = now_ns();
-        let entries = self.read_threads()?;
-        self.drains += 1;
-        // Every 10 drains, also retire entries of threads that are gone but
-        // were never seen dying (e.g. died between load and attach).
-        let sweep = self.drains.is_multiple_of(10);
+        let per_cpu = self.per_cpu_stats()?;
+        // exited first: a dying thread may still be listed by the iterator
+        // (until it is reaped); its exited record is the final one
+        let exited = self.read_exited()?;
+        let live = self.iterate_threads()?;
+        let dead: std::collections::HashSet<(u32, u64)> =
+            exited.iter().map(|(_, s)| (s.tid, s.start_time)).collect();
 
-        let leaders: HashMap<u32, String> = entries
+        let born_after = self.last_drain_ns;
+        let mut threads = Vec::with_capacity(live.len() + exited.len());
+        let records = exited
             .iter()
-            .filter(|(_, s)| s.tid == s.pid)
-            .map(|(_, s)| (s.pid, comm_string(&s.comm)))
-            .collect();
-
-        // Which thread each CPU runs now, by the CPU's own account: a thread
-        // is only credited a slice in progress if its CPU says it is current.
-        let running: std::collections::HashSet<(u32, u32)> = self
-            .per_cpu_stats()?
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.curr_is_idle == 0)
-            .map(|(cpu, c)| (cpu as u32, c.curr_tid))
-            .collect();
-
-        let mut threads = Vec::with_capacity(entries.len());
-        let mut to_delete = Vec::new();
-        for (key, s) in &entries {
-            let k: thread_key = read_pod(key);
-            let mut exited = s.exited != 0;
-            if !exited && sweep && !Path::new(&format!("/proc/{}", s.tid)).exists() {
-                exited = true;
-            }
-            if exited {
-                to_delete.push(key.clone());
+            .map(|(_, s)| (s, true))
+            .chain(live.iter().map(|s| (s, false)));
+        for (s, is_exited) in records {
+            if !is_exited && dead.contains(&(s.tid, s.start_time)) {
+                continue;
             }
             if !self.pid_filter.is_empty() && !self.pid_filter.contains(&s.pid) {
                 continue;
             }
-            // add the slice in progress so a thread that never switches
-            // still shows its CPU time; never report less than before
-            let mut oncpu = s.oncpu_ns;
-            if s.oncpu_since != 0 && !exited && running.contains(&(s.last_cpu, s.tid)) {
-                oncpu += mono_ns.saturating_sub(s.oncpu_since);
-            }
-            let id = (s.tid, k.start_time);
-            let last = self.last_oncpu.entry(id).or_insert(0);
-            oncpu = oncpu.max(*last);
-            *last = oncpu;
-            if exited {
-                self.last_oncpu.remove(&id);
-            }
-            let process_comm = self.process_name(s.pid, &leaders);
-            let cross = s.cross_node_migrations;
             threads.push(ThreadSample {
                 tid: s.tid,
                 pid: s.pid,
                 comm: comm_string(&s.comm),
-                process_comm,
+                process_comm: comm_string(&s.process_comm),
                 cpu: s.last_cpu,
-                start_time_ns: k.start_time,
+                start_time_ns: s.start_time,
                 voluntary: s.nvcsw,
                 involuntary: s.nivcsw,
-                oncpu_ns: oncpu,
+                oncpu_ns: s.oncpu_ns,
                 wait_ns: s.wait_ns,
                 migrations: Some(s.migrations),
-                cross_node_migrations: Some(cross),
+                cross_node_migrations: Some(s.cross_node_migrations),
                 slice_hist: Some(Log2Hist::from_counts(
                     s.slice_hist.iter().map(|&c| c as u64),
                 )),
                 wait_hist: Some(Log2Hist::from_counts(s.wait_hist.iter().map(|&c| c as u64))),
-                baseline: Some(Baseline {
-                    voluntary: s.base_nvcsw,
-                    involuntary: s.base_nivcsw,
-                    oncpu_ns: 0,
-                    wait_ns: 0,
-                }),
-                exited,
+                // every thread alive at the previous drain is in that Sample;
+                // one started since began from zero
+                baseline: (s.start_time >= born_after).then(Baseline::default),
+                exited: is_exited,
             });
         }
-        for key in &to_delete {
-            // ENOENT is fine: a sweep may race with nothing else here
-            let _ = self.skel.maps.threads.delete(key);
+        for (key, _) in &exited {
+            let _ = self.skel.maps.exited.delete(key);
         }
-        if self.process_names.len() > 4096 {
-            self.process_names.clear();
-        }
+        self.last_drain_ns = mono_ns;
 
-        let cpus = self.read_cpus(mono_ns)?;
+        let cpus = self.read_cpus(&per_cpu, mono_ns);
         let migrations = self.read_migrations()?;
         let mut system = read_system(Path::new("/proc"));
         system.losses = self.read_losses()?;
@@ -320,8 +278,7 @@ impl BpfSource {
             .collect())
     }
 
-    fn read_cpus(&mut self, mono_ns: u64) -> Result<Vec<CpuSample>> {
-        let per_cpu = self.per_cpu_stats()?;
+    fn read_cpus(&mut self, per_cpu: &[cpu_stats], mono_ns: u64) -> Vec<CpuSample> {
         let sampling = !self._rq_events.is_empty();
         if self.last_busy.len() < per_cpu.len() {
             self.last_busy.resize(per_cpu.len(), 0);
@@ -350,7 +307,7 @@ impl BpfSource {
                 }),
             });
         }
-        Ok(out)
+        out
     }
 
     fn read_migrations(&self) -> Result<Vec<MigrationCount>> {
@@ -398,7 +355,7 @@ impl BpfSource {
             .map(|v| read_pod(&v))
             .unwrap_or_default();
         Ok(Losses {
-            thread_map_full: d.thread_map_full,
+            thread_map_full: d.thread_map_full + d.storage_unavailable,
             migration_matrix_overflow: d.migration_matrix_overflow,
         })
     }
