@@ -308,8 +308,38 @@ fn live_view_shows_pinned_spinners_and_restores_the_terminal() {
     tmux.wait_for("help", 10, |s| s.contains("schedtop keys"));
     tmux.send(&["Escape"]);
 
+    // resize: columns drop out, then too small, then back
+    tmux.tmux(&["resize-window", "-t", "t", "-x", "70", "-y", "20"]);
+    tmux.wait_for("narrow layout", 10, |s| {
+        s.contains("NVCSW/s") && !s.contains(" PID ") && s.lines().all(|l| l.chars().count() <= 70)
+    });
+    tmux.tmux(&["resize-window", "-t", "t", "-x", "30", "-y", "6"]);
+    tmux.wait_for("too small", 10, |s| s.contains("too small"));
+    tmux.tmux(&["resize-window", "-t", "t", "-x", "160", "-y", "50"]);
+    tmux.wait_for("wide layout", 10, |s| {
+        s.contains(" PID ") && s.contains("MIGR/s")
+    });
+
     tmux.send(&["q"]);
     tmux.assert_restored("0");
+}
+
+#[test]
+fn a_panic_restores_the_terminal() {
+    if !have_tmux() {
+        return;
+    }
+    let tmux = Tmux::start("panic");
+    tmux.type_text(&format!(
+        "SCHEDTOP_TEST_PANIC=1 {BIN} -i 0.2; echo SCHEDTOP_EXIT=$?"
+    ));
+    tmux.send(&["Enter"]);
+    tmux.assert_restored("101");
+    let s = tmux.screen();
+    assert!(
+        s.contains("SCHEDTOP_TEST_PANIC is set"),
+        "panic message on the main screen:\n{s}"
+    );
 }
 
 #[test]

@@ -32,7 +32,8 @@ pub fn header_height(app: &AppState, width: u16) -> u16 {
 pub fn areas(area: Rect, app: &AppState) -> Areas {
     let line = |y: u16, h: u16| Rect::new(area.x, y, area.width, h);
     let bottom = area.y.saturating_add(area.height);
-    let header_h = header_height(app, area.width).min(area.height);
+    // the footer line stays visible however much the header wraps
+    let header_h = header_height(app, area.width).min(area.height.saturating_sub(1));
     let footer_y = bottom.saturating_sub(1).max(area.y);
     let body_y = area.y + header_h;
     let body_h = footer_y.saturating_sub(body_y);
@@ -45,7 +46,7 @@ pub fn areas(area: Rect, app: &AppState) -> Areas {
         } else {
             (rest / 2).max(rest.saturating_sub(4).min(14))
         };
-        let d = room.min(super::views::detail::wanted_height(app, area.width));
+        let d = room.min(super::views::detail::wanted_height(app));
         (rest - d, Some(line(rest_y + rest - d, d)))
     } else {
         (rest, None)

@@ -54,6 +54,8 @@ fn event_loop(app: &mut AppState, feed: &mut impl Feed) -> Result<()> {
     app.apply(super::action::Action::Resize(size.width, size.height));
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
+    // lets the end-to-end test check that a panic restores the terminal
+    let panic_for_test = std::env::var_os("SCHEDTOP_TEST_PANIC").is_some();
     loop {
         if terminal::pending_signal().is_some() {
             return Ok(());
@@ -70,6 +72,9 @@ fn event_loop(app: &mut AppState, feed: &mut impl Feed) -> Result<()> {
             term.draw(|f| render(app, f))?;
             last_draw = Some(Instant::now());
             dirty = false;
+            if panic_for_test && app.current().is_some() {
+                panic!("SCHEDTOP_TEST_PANIC is set: panicking to test terminal restore");
+            }
         }
         let timeout = match (dirty, since) {
             (true, Some(s)) => FRAME.saturating_sub(s).min(TICK),

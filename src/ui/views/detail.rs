@@ -160,7 +160,7 @@ fn source_has_hists(app: &AppState) -> bool {
 
 /// Lines the pane needs to show everything: border, figures, sparkline,
 /// then the taller histogram.
-pub fn wanted_height(app: &AppState, _width: u16) -> u16 {
+pub fn wanted_height(app: &AppState) -> u16 {
     let fixed = 1 + 1 + SPARK_ROWS;
     let Some(r) = app.selected_row() else {
         return 1;

@@ -141,10 +141,13 @@ mod tests {
         let l = lines(&h, 40, 10);
         assert_eq!(l.len(), 4);
         let first = text(&l[0]);
-        assert!(first.starts_with("[2, 4)  10 |@@@@"), "{first}");
+        assert!(first.starts_with("[2, 4)   10 |@@@@"), "{first}");
         assert!(first.ends_with('|') && first.chars().count() <= 40);
         assert_eq!(text(&l[2]).matches('@').count(), 0);
-        assert_eq!(text(&l[3]).matches('@').count(), 1);
+        // 25-cell bars: 10 -> 25, 5 -> 13 (12.5 rounded), 1 -> 3 (2.5 rounded)
+        assert_eq!(text(&l[0]).matches('@').count(), 25);
+        assert_eq!(text(&l[1]).matches('@').count(), 13);
+        assert_eq!(text(&l[3]).matches('@').count(), 3);
         // two rows: the densest bucket and a note about the rest
         let l = lines(&h, 40, 2);
         assert_eq!(l.len(), 2);
