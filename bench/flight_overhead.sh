@@ -6,6 +6,9 @@
 #   bench/flight_overhead.sh [PAIRS] [LOOPS]
 # SCHEDTOP_BIN=path picks the binary; RECORDER_CPU=1 pins the recorder (its
 # draining and encoding) to CPU 1, which leaves only the probes' cost on CPU 0.
+# BPF_STATS=1 also turns on kernel.bpf_stats_enabled for the run (restored
+# after) and prints the probes' own cost per event, which unlike the ratio
+# does not drown in the noise of a busy machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-12}
@@ -16,7 +19,17 @@ command -v perf >/dev/null || { echo "needs perf (apt-get install linux-perf)" >
 [ "$(id -u)" = 0 ] || { echo "needs root (BPF)" >&2; exit 1; }
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+stats_was=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
+cleanup() {
+    rm -rf "$work"
+    if [ "${BPF_STATS:-}" = 1 ]; then echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled; fi
+}
+trap cleanup EXIT
+if [ "${BPF_STATS:-}" = 1 ]; then
+    command -v bpftool >/dev/null || { echo "BPF_STATS=1 needs bpftool" >&2; exit 1; }
+    echo 1 >/proc/sys/kernel/bpf_stats_enabled
+fi
+: >"$work/stats"
 
 # usecs/op of one pipe ping-pong run, both tasks on CPU 0
 one_run() {
@@ -24,9 +37,8 @@ one_run() {
         awk '/usecs\/op/ {print $1}'
 }
 
-ratios=()
-for i in $(seq 1 "$pairs"); do
-    base=$(one_run)
+# one run with the recorder attached; sets $with and $summary
+run_with() {
     rm -f "$work/t.pftrace"
     if [ -n "${RECORDER_CPU:-}" ]; then
         taskset -c "$RECORDER_CPU" "$bin" trace -d 600 -o "$work/t.pftrace" 2>"$work/err" &
@@ -41,9 +53,27 @@ for i in $(seq 1 "$pairs"); do
         sleep 0.05
     done
     with=$(one_run)
+    if [ "${BPF_STATS:-}" = 1 ]; then
+        bpftool prog show | awk '/name flight_/ {
+            for (i = 1; i <= NF; i++) { if ($i == "name") n = $(i+1); if ($i == "run_time_ns") t = $(i+1); if ($i == "run_cnt") c = $(i+1) }
+            print n, t, c }' >>"$work/stats"
+    fi
     kill -INT "$pid"
     wait "$pid" || { cat "$work/err" >&2; exit 1; }
     summary=$(tail -1 "$work/err")
+}
+
+ratios=()
+for i in $(seq 1 "$pairs"); do
+    # alternate which run goes first, so a drift in the machine's load
+    # does not favour one side
+    if [ $((i % 2)) = 1 ]; then
+        base=$(one_run)
+        run_with
+    else
+        run_with
+        base=$(one_run)
+    fi
     r=$(awk -v a="$with" -v b="$base" 'BEGIN {printf "%.4f", a / b}')
     ratios+=("$r")
     printf 'pair %2d: without %s us/op, with %s us/op, ratio %s\n' "$i" "$base" "$with" "$r"
@@ -51,3 +81,6 @@ for i in $(seq 1 "$pairs"); do
 done
 median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else printf "%.4f\n", (a[NR/2] + a[NR/2+1]) / 2}')
 echo "median ratio (with schedtop trace / without), $pairs pairs: $median"
+if [ "${BPF_STATS:-}" = 1 ]; then
+    awk '{t[$1] += $2; c[$1] += $3} END {for (n in t) if (c[n] > 0) printf "probe cost %-18s %6.0f ns/event over %d events\n", n, t[n] / c[n], c[n]}' "$work/stats" | sort
+fi
