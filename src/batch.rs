@@ -15,12 +15,10 @@ pub fn run(source: &mut LiveSource, interval_ns: u64, count: Option<u64>) -> Res
     let mut deadline = monotonic_ns() + interval_ns;
     let mut printed = 0u64;
     while count.is_none_or(|n| printed < n) {
-        // absolute deadlines: the interval does not drift by the time a drain takes
         let now = monotonic_ns();
         if deadline > now {
             std::thread::sleep(Duration::from_nanos(deadline - now));
         }
-        deadline += interval_ns;
         let cur = source.sample()?;
         let rec = interval_record(source.host(), Some(&prev), &cur);
         let mut out = stdout.lock();
@@ -36,6 +34,45 @@ pub fn run(source: &mut LiveSource, interval_ns: u64, count: Option<u64>) -> Res
         }
         prev = cur;
         printed += 1;
+        deadline = next_deadline(deadline, monotonic_ns(), interval_ns);
     }
     Ok(())
+}
+
+/// Absolute deadlines keep the interval from drifting by the time a drain
+/// takes. After a stall (SIGSTOP, a suspended VM) the missed ticks are
+/// skipped rather than caught up in a burst: the next Sample then spans the
+/// whole stall, and rates use the real elapsed time, so nothing spikes.
+pub fn next_deadline(deadline: u64, now: u64, interval_ns: u64) -> u64 {
+    let next = deadline.saturating_add(interval_ns);
+    if next <= now {
+        now.saturating_add(interval_ns)
+    } else {
+        next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_deadline;
+
+    #[test]
+    fn missed_ticks_are_skipped_not_caught_up() {
+        let s = 1_000_000_000;
+        assert_eq!(
+            next_deadline(10 * s, 10 * s + s / 10, s),
+            11 * s,
+            "on time: one step"
+        );
+        assert_eq!(
+            next_deadline(10 * s, 10 * s + s / 2, s),
+            11 * s,
+            "a little late: keep"
+        );
+        assert_eq!(
+            next_deadline(10 * s, 40 * s, s),
+            41 * s,
+            "stalled 30 s: from now"
+        );
+    }
 }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Build one static x86_64 binary to copy onto a sick server over SSH:
+# glibc linked statically (crt-static), libbpf, libelf and zlib from their
+# static archives (Debian's libelf-dev and zlib1g-dev ship libelf.a, libz.a).
+# Output: target/static/x86_64-unknown-linux-gnu/release/schedtop
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh
+# --target keeps RUSTFLAGS away from build scripts and proc macros, which
+# must stay dynamic to run on the build machine.
+LIBBPF_SYS_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu \
+RUSTFLAGS="-C target-feature=+crt-static" \
+    cargo build --release --locked --features static \
+    --target x86_64-unknown-linux-gnu --target-dir target/static
+bin=target/static/x86_64-unknown-linux-gnu/release/schedtop
+if ldd "$bin" 2>&1 | grep -q "not a dynamic executable"; then
+    echo "static binary: $bin ($(du -h "$bin" | cut -f1))"
+else
+    echo "error: $bin is dynamically linked:" >&2
+    ldd "$bin" >&2
+    exit 1
+fi
