@@ -80,6 +80,9 @@ fn sort_column_moves_and_inverts() {
     assert_eq!(v.last(), Some(&None), "unknown still last when inverted");
     key(&mut app, KeyCode::F(6));
     assert_eq!(app.sort, Column::AvgSlice);
+    key(&mut app, KeyCode::Char('P'));
+    assert_eq!(app.sort, Column::CpuPct, "P sorts by CPU% as in htop");
+    key(&mut app, KeyCode::Char('>'));
     assert!(
         !app.sort_inverted,
         "a new column starts in its own direction"
@@ -220,8 +223,8 @@ fn pause_freezes_the_screen_but_keeps_collecting() {
     // navigation still works while paused
     key(&mut app, KeyCode::Down);
     assert_eq!(app.selected, 1);
-    key(&mut app, KeyCode::Char(' '));
-    assert!(!app.paused);
+    key(&mut app, KeyCode::Char('Z'));
+    assert!(!app.paused, "Z toggles pause too (htop)");
     assert!(app.pending.is_empty());
     assert_eq!(app.current().unwrap().time_ns, s.time_ns);
     assert_eq!(app.rows[0].comm, "spin");

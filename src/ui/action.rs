@@ -1,5 +1,6 @@
 //! What the user can ask for, whatever key or event asked for it (keys.rs
 //! maps input to these), and what the event loop must do as a result.
+use super::columns::Column;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
@@ -19,6 +20,8 @@ pub enum Action {
     SortNext,
     SortPrev,
     SortInvert,
+    /// sort by this column (htop's `P`: CPU%)
+    SortBy(Column),
     /// threads <-> processes
     ToggleProcesses,
     TogglePause,

@@ -372,6 +372,13 @@ impl AppState {
                 self.sort_inverted = !self.sort_inverted;
                 self.refresh(true);
             }
+            Action::SortBy(c) => {
+                if columns::columns_of(self.view).contains(&c) {
+                    self.sort = c;
+                    self.sort_inverted = false;
+                    self.refresh(true);
+                }
+            }
             Action::ToggleProcesses => self.toggle_view(),
             Action::TogglePause => {
                 self.paused = !self.paused;

@@ -4,6 +4,7 @@ use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModif
 
 use super::action::Action;
 use super::app::AppState;
+use super::columns::Column;
 
 /// The action for one input event in the app's current state, if any.
 pub fn map_event(ev: &Event, app: &AppState) -> Option<Action> {
@@ -48,8 +49,9 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Char('<') | KeyCode::Char(',') => Action::SortPrev,
         KeyCode::Char('>') | KeyCode::Char('.') | KeyCode::F(6) => Action::SortNext,
         KeyCode::Char('I') => Action::SortInvert,
+        KeyCode::Char('P') => Action::SortBy(Column::CpuPct),
         KeyCode::Char('H') => Action::ToggleProcesses,
-        KeyCode::Char(' ') => Action::TogglePause,
+        KeyCode::Char(' ') | KeyCode::Char('Z') => Action::TogglePause,
         KeyCode::Char('+') | KeyCode::Char('=') => Action::IntervalUp,
         KeyCode::Char('-') => Action::IntervalDown,
         KeyCode::Enter => Action::ToggleDetail,
@@ -82,11 +84,12 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     ("<  >  F6", "sort by the column left / right"),
     ("I", "invert the sort order"),
+    ("P", "sort by CPU%"),
     ("H", "threads <-> processes"),
     ("Enter", "detail pane: histograms and switch-rate sparkline"),
     ("a", "detail: last interval <-> since start"),
     ("F", "follow the selected row across re-sorts"),
-    ("space", "pause the screen (collection continues)"),
+    ("space  Z", "pause the screen (collection continues)"),
     ("+  -", "longer / shorter interval"),
     ("Up Down PgUp PgDn", "move the selection"),
     ("Home  End", "first / last row"),

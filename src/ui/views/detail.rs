@@ -26,10 +26,11 @@ fn title(r: &Row) -> String {
             escape_name(&r.process_comm)
         ),
         RowKey::Process { .. } => format!(
-            " process {} {} ({} threads) ",
+            " process {} {} ({} thread{}) ",
             r.pid,
             escape_name(&r.comm),
-            r.threads
+            r.threads,
+            if r.threads == 1 { "" } else { "s" }
         ),
     }
 }
