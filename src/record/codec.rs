@@ -38,6 +38,8 @@ const MAX_HIST: usize = 4096;
 /// Slots up to this many are written sparsely (bitmap of changed slots).
 const SPARSE_HIST: usize = 64;
 
+const STREAMS: usize = 8;
+
 #[derive(Default)]
 struct Streams {
     ids: Vec<u8>,
@@ -45,12 +47,16 @@ struct Streams {
     meta: Vec<u8>,
     strs: Vec<u8>,
     small: Vec<u8>,
+    /// nanosecond deltas (zigzag) above their low 16 bits, as varints
     ns: Vec<u8>,
+    /// their low 16 bits, 2 bytes each: near-random, kept apart so they do
+    /// not spoil the statistics of the compressible part
+    ns_lo: Vec<u8>,
     hist: Vec<u8>,
 }
 
 impl Streams {
-    fn all(&self) -> [&Vec<u8>; 7] {
+    fn all(&self) -> [&Vec<u8>; STREAMS] {
         [
             &self.ids,
             &self.flags,
@@ -58,6 +64,7 @@ impl Streams {
             &self.strs,
             &self.small,
             &self.ns,
+            &self.ns_lo,
             &self.hist,
         ]
     }
@@ -65,6 +72,13 @@ impl Streams {
 
 /// Encode `cur`; a delta on `prev` when given, else a key frame.
 pub fn encode(cur: &Sample, prev: Option<&Sample>) -> Vec<u8> {
+    encode_split(cur, prev).0
+}
+
+/// `encode`, plus the offsets where each thread stream starts: `compress`
+/// starts a new zstd block there, so each kind of field gets its own
+/// entropy tables.
+pub fn encode_split(cur: &Sample, prev: Option<&Sample>) -> (Vec<u8>, Vec<usize>) {
     let mut out = Vec::with_capacity(64 + cur.threads.len() * 48);
     out.push(if prev.is_some() { MODE_DELTA } else { MODE_KEY });
     let zero = Sample::default();
@@ -74,8 +88,8 @@ pub fn encode(cur: &Sample, prev: Option<&Sample>) -> Vec<u8> {
     encode_system(&mut out, &cur.system, &p.system);
     encode_cpus(&mut out, &cur.cpus, &p.cpus);
     encode_migrations(&mut out, &cur.migrations, &p.migrations);
-    encode_threads(&mut out, &cur.threads, &p.threads);
-    out
+    let splits = encode_threads(&mut out, &cur.threads, &p.threads);
+    (out, splits)
 }
 
 /// Decode what `encode` wrote; `prev` must be the Sample it was encoded on.
@@ -112,14 +126,32 @@ pub fn is_key(raw: &[u8]) -> bool {
     raw.first() == Some(&MODE_KEY)
 }
 
-/// zstd-compress an encoded Sample: uncompressed length, then one zstd frame.
-pub fn compress(raw: &[u8], level: i32) -> Vec<u8> {
+/// zstd-compress an encoded Sample: uncompressed length, then one zstd
+/// frame, with a block boundary at each of `splits`.
+pub fn compress(raw: &[u8], splits: &[usize], level: i32) -> Vec<u8> {
     let mut out = Vec::with_capacity(raw.len() / 4 + 16);
     put_u64(&mut out, raw.len() as u64);
-    // compressing from memory into a Vec cannot fail but for out-of-memory
-    let z = zstd::bulk::compress(raw, level).unwrap_or_default();
+    let z = compress_blocks(raw, splits, level).unwrap_or_else(|_| {
+        // compressing from memory fails only for lack of memory
+        zstd::bulk::compress(raw, level).unwrap_or_default()
+    });
     out.extend_from_slice(&z);
     out
+}
+
+fn compress_blocks(raw: &[u8], splits: &[usize], level: i32) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    let mut enc = zstd::stream::write::Encoder::new(Vec::with_capacity(raw.len() / 4), level)?;
+    enc.include_contentsize(true)?;
+    enc.set_pledged_src_size(Some(raw.len() as u64))?;
+    let mut start = 0;
+    for &end in splits.iter().chain([raw.len()].iter()) {
+        let end = end.clamp(start, raw.len());
+        enc.write_all(&raw[start..end])?;
+        enc.flush()?; // ends the block
+        start = end;
+    }
+    enc.finish()
 }
 
 /// Inverse of `compress`, never allocating more than the declared length,
@@ -336,7 +368,29 @@ fn opt_delta(out: &mut Vec<u8>, cur: Option<u64>, r: Option<u64>) {
     }
 }
 
-fn encode_threads(out: &mut Vec<u8>, threads: &[ThreadSample], prev: &[ThreadSample]) {
+fn put_ns(s: &mut Streams, now: u64, before: u64) {
+    let d = now.wrapping_sub(before) as i64;
+    let z = ((d << 1) ^ (d >> 63)) as u64;
+    s.ns_lo.extend_from_slice(&(z as u16).to_le_bytes());
+    put_u64(&mut s.ns, z >> 16);
+}
+
+fn get_ns(hi: &mut Cursor, lo: &mut Cursor, before: u64) -> DResult<u64> {
+    let l = lo.take(2)?;
+    let h = hi.u64()?;
+    if h >> 48 != 0 {
+        return Err(DecodeError("nanosecond delta over 64 bits"));
+    }
+    let z = (h << 16) | u64::from(u16::from_le_bytes([l[0], l[1]]));
+    let d = ((z >> 1) as i64) ^ -((z & 1) as i64);
+    Ok(before.wrapping_add(d as u64))
+}
+
+fn encode_threads(
+    out: &mut Vec<u8>,
+    threads: &[ThreadSample],
+    prev: &[ThreadSample],
+) -> Vec<usize> {
     let index: HashMap<(u32, u64), usize> = prev
         .iter()
         .enumerate()
@@ -427,8 +481,8 @@ fn encode_threads(out: &mut Vec<u8>, threads: &[ThreadSample], prev: &[ThreadSam
             t.cross_node_migrations,
             r.and_then(|r| r.cross_node_migrations),
         );
-        put_delta(&mut s.ns, t.oncpu_ns, r.map_or(0, |r| r.oncpu_ns));
-        put_delta(&mut s.ns, t.wait_ns, r.map_or(0, |r| r.wait_ns));
+        put_ns(&mut s, t.oncpu_ns, r.map_or(0, |r| r.oncpu_ns));
+        put_ns(&mut s, t.wait_ns, r.map_or(0, |r| r.wait_ns));
         for (h, rh) in [
             (&t.slice_hist, r.and_then(|r| r.slice_hist.as_ref())),
             (&t.wait_hist, r.and_then(|r| r.wait_hist.as_ref())),
@@ -442,15 +496,19 @@ fn encode_threads(out: &mut Vec<u8>, threads: &[ThreadSample], prev: &[ThreadSam
     for st in s.all() {
         put_u64(out, st.len() as u64);
     }
+    let mut splits = Vec::with_capacity(STREAMS);
     for st in s.all() {
+        splits.push(out.len());
         out.extend_from_slice(st);
     }
+    splits
 }
 
 fn decode_threads(c: &mut Cursor, prev: &[ThreadSample]) -> DResult<Vec<ThreadSample>> {
     // every thread takes at least 2 id bytes, 1 flag byte, 2 small, 2 ns
-    let n = c.count(7)?;
-    let mut lens = [0usize; 7];
+    // and 4 ns_lo bytes
+    let n = c.count(11)?;
+    let mut lens = [0usize; STREAMS];
     for l in lens.iter_mut() {
         *l = c.count(1)?;
     }
@@ -460,7 +518,8 @@ fn decode_threads(c: &mut Cursor, prev: &[ThreadSample]) -> DResult<Vec<ThreadSa
     let mut strs = Cursor::new(c.take(lens[3])?);
     let mut small = Cursor::new(c.take(lens[4])?);
     let mut ns = Cursor::new(c.take(lens[5])?);
-    let mut hist = Cursor::new(c.take(lens[6])?);
+    let mut ns_lo = Cursor::new(c.take(lens[6])?);
+    let mut hist = Cursor::new(c.take(lens[7])?);
     let mut threads = Vec::with_capacity(n);
     let mut last_tid = 0u64;
     let mut last_ref: i64 = -1;
@@ -535,8 +594,8 @@ fn decode_threads(c: &mut Cursor, prev: &[ThreadSample]) -> DResult<Vec<ThreadSa
         } else {
             None
         };
-        let oncpu_ns = ns.delta(r.map_or(0, |r| r.oncpu_ns))?;
-        let wait_ns = ns.delta(r.map_or(0, |r| r.wait_ns))?;
+        let oncpu_ns = get_ns(&mut ns, &mut ns_lo, r.map_or(0, |r| r.oncpu_ns))?;
+        let wait_ns = get_ns(&mut ns, &mut ns_lo, r.map_or(0, |r| r.wait_ns))?;
         let mut read_hist = |bit: u64, rh: Option<&Log2Hist>| -> DResult<Option<Log2Hist>> {
             if f & bit == 0 {
                 return Ok(None);
@@ -565,7 +624,7 @@ fn decode_threads(c: &mut Cursor, prev: &[ThreadSample]) -> DResult<Vec<ThreadSa
             exited: f & F_EXITED != 0,
         });
     }
-    for st in [&ids, &flags, &meta, &strs, &small, &ns, &hist] {
+    for st in [&ids, &flags, &meta, &strs, &small, &ns, &ns_lo, &hist] {
         if !st.is_empty() {
             return Err(DecodeError("trailing bytes in a thread stream"));
         }
@@ -589,7 +648,9 @@ mod tests {
         for s in &samples {
             let raw = encode(s, prev);
             assert_eq!(is_key(&raw), prev.is_none());
-            let z = compress(&raw, 3);
+            let (raw2, splits) = encode_split(s, prev);
+            assert_eq!(raw2, raw);
+            let z = compress(&raw, &splits, 3);
             let back = decode(&decompress(&z).unwrap(), prev).unwrap();
             assert_eq!(&back, s);
             // a key frame of the same Sample decodes without the previous one
@@ -611,7 +672,11 @@ mod tests {
             assert!(decode(&raw[..cut], Some(&samples[0])).is_err(), "cut {cut}");
         }
         assert!(decompress(&[0xff, 0xff, 0xff, 0xff, 0x7f]).is_err());
-        assert!(decompress(&compress(b"abc", 1)[..3]).is_err());
+        assert!(decompress(&compress(b"abc", &[1], 1)[..3]).is_err());
+        assert_eq!(
+            decompress(&compress(b"abcdef", &[1, 1, 9], 1)).unwrap(),
+            b"abcdef"
+        );
     }
 
     #[test]
@@ -650,4 +715,33 @@ mod tests {
         assert_eq!(back.threads, b.threads);
         assert!(back.system.load[0].is_nan());
     }
+}
+
+/// Raw and zstd-compressed size of each thread stream of `cur` encoded on
+/// `prev` (for the size benchmark: which fields cost what).
+#[doc(hidden)]
+pub fn stream_sizes(
+    cur: &Sample,
+    prev: Option<&Sample>,
+    level: i32,
+) -> Vec<(&'static str, usize, usize)> {
+    let p = prev.cloned().unwrap_or_default();
+    let mut out = Vec::new();
+    encode_threads(&mut out, &cur.threads, &p.threads);
+    let mut c = Cursor::new(&out);
+    let names = [
+        "ids", "flags", "meta", "strs", "small", "ns", "ns_lo", "hist",
+    ];
+    let _ = c.u64();
+    let lens: Vec<usize> = (0..STREAMS)
+        .map(|_| c.u64().unwrap_or(0) as usize)
+        .collect();
+    names
+        .iter()
+        .zip(lens)
+        .map(|(n, l)| {
+            let b = c.take(l).unwrap_or(&[]);
+            (*n, l, zstd::bulk::compress(b, level).map_or(0, |z| z.len()))
+        })
+        .collect()
 }

@@ -35,6 +35,10 @@ pub struct SynthOptions {
     pub seed: u64,
     /// wall clock of the first Sample
     pub start_ns: u64,
+    /// every thread alike, slices and waits spread evenly over 7 and 8
+    /// octaves (the worst case for compression); otherwise each thread has
+    /// its own switch rate and typical slice and wait lengths, as real ones do
+    pub uniform: bool,
 }
 
 impl Default for SynthOptions {
@@ -48,6 +52,7 @@ impl Default for SynthOptions {
             seed: 1,
             // 2026-11-21T23:00:00Z
             start_ns: 1_795_302_000_000_000_000,
+            uniform: false,
         }
     }
 }
@@ -89,8 +94,44 @@ fn new_thread(rng: &mut Rng, tid: u32, cpus: u32, now_ns: u64) -> ThreadSample {
     }
 }
 
+/// A thread's character, fixed by its tid: (switches per interval, typical
+/// slice octave, typical wait octave).
+fn character(tid: u32) -> (u64, u64, u64) {
+    let h = (tid as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+    let rate = [1, 2, 4, 8, 16, 32][(h % 6) as usize];
+    (rate, 6 + (h >> 8) % 6, 1 + (h >> 16) % 7)
+}
+
 /// One interval of work for a thread that ran in it.
-fn advance(rng: &mut Rng, t: &mut ThreadSample, cpus: u32) {
+fn advance(rng: &mut Rng, t: &mut ThreadSample, cpus: u32, uniform: bool) {
+    if !uniform {
+        let (rate, slice_oct, wait_oct) = character(t.tid);
+        let vol = rate / 2 + rng.below(rate);
+        let invol = rng.below(rate / 4 + 2);
+        t.voluntary += vol;
+        t.involuntary += invol;
+        let (mut oncpu, mut wait) = (0, 0);
+        for _ in 0..vol + invol {
+            // within an octave either side of the thread's typical lengths
+            let slice_us = (1u64 << (slice_oct + rng.below(3) - 1)) + rng.below(1 << slice_oct);
+            let wait_us = (1u64 << (wait_oct + rng.below(3) - 1)) + rng.below(1 << wait_oct);
+            oncpu += slice_us * 1000 + rng.below(1000);
+            wait += wait_us * 1000 + rng.below(1000);
+            if let Some(h) = t.slice_hist.as_mut() {
+                h.record_us(slice_us);
+            }
+            if let Some(h) = t.wait_hist.as_mut() {
+                h.record_us(wait_us);
+            }
+        }
+        t.oncpu_ns += oncpu;
+        t.wait_ns += wait;
+        if rng.below(10) == 0 {
+            t.migrations = t.migrations.map(|m| m + 1);
+            t.cpu = rng.below(cpus.into()) as u32;
+        }
+        return;
+    }
     let vol = rng.below(20);
     let invol = rng.below(6);
     t.voluntary += vol;
@@ -189,7 +230,7 @@ impl SynthGen {
             self.cur.time_ns += o.interval_ns + rng.below(2_000_000);
             self.cur.mono_ns += o.interval_ns + rng.below(2_000_000);
             for t in self.cur.threads.iter_mut() {
-                advance(rng, t, cpus);
+                advance(rng, t, cpus, o.uniform);
             }
             for _ in 0..fresh {
                 let i = rng.below(self.cur.threads.len() as u64) as usize;
@@ -199,7 +240,7 @@ impl SynthGen {
                 }
                 let mut t = new_thread(rng, self.next_tid, cpus, self.cur.mono_ns);
                 self.next_tid += 1;
-                advance(rng, &mut t, cpus);
+                advance(rng, &mut t, cpus, o.uniform);
                 self.cur.threads.push(t);
             }
             self.exited.sort_unstable();

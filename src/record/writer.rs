@@ -226,7 +226,8 @@ impl Writer {
     pub fn write_sample(&mut self, s: &Sample) -> Result<Written> {
         let key = self.prev.is_none() || self.since_key >= self.opts.key_every;
         let base = if key { None } else { self.prev.as_ref() };
-        let payload = codec::compress(&codec::encode(s, base), self.opts.level);
+        let (raw, splits) = codec::encode_split(s, base);
+        let payload = codec::compress(&raw, &splits, self.opts.level);
         let flags = if key { FLAG_KEY } else { 0 };
         let bytes = frame(
             Kind::Sample,
