@@ -241,11 +241,16 @@ fn no_size_panics_in_any_state() {
         ),
         AppState::new(fixtures::host(SourceKind::Bpf), schedtop::ui::Mode::Live),
     ];
+    // every size up to 12x12, then a coarse grid up to 130x40
+    let small = (0..=12u16).flat_map(|w| (0..=12u16).map(move |h| (w, h)));
+    let large = (13..=130u16)
+        .step_by(9)
+        .flat_map(|w| (13..=40u16).step_by(3).map(move |h| (w, h)));
+    let sizes: Vec<(u16, u16)> = small.chain(large).collect();
     for app in &states {
-        for w in (0..=130).step_by(3) {
-            for h in 0..=40 {
-                let _ = render_to_buffer(app, w, h);
-            }
+        for &(w, h) in &sizes {
+            let buf = render_to_buffer(app, w, h);
+            assert_eq!(buf.area.width, w);
         }
     }
 }
