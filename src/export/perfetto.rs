@@ -77,9 +77,9 @@ pub mod clock {
     pub const BOOTTIME: u32 = 6;
 }
 
-/// A bundle is written out once its events take this many bytes: that, per
-/// CPU, is all the trace keeps in memory.
-pub const BUNDLE_BYTES: usize = 64 * 1024;
+/// A CPU's bundle is written out once it holds this many events: that, per
+/// CPU, is all the trace keeps in memory (about 100 KiB).
+pub const BUNDLE_EVENTS: usize = 1024;
 /// Threads remembered for the process tree; later ones still appear in the
 /// events with their names, only not grouped under their process.
 pub const MAX_THREADS: usize = 1 << 16;
@@ -129,11 +129,13 @@ pub mod wire {
 }
 
 /// Streams a Perfetto trace to `out`: events are grouped per CPU into
-/// bundles, written whenever a CPU's bundle reaches [`BUNDLE_BYTES`].
+/// bundles, written whenever a CPU's bundle reaches [`BUNDLE_EVENTS`], in
+/// timestamp order (the ring buffer hands them over in reservation order,
+/// which an interrupt between reservation and timestamp can swap).
 pub struct PerfettoWriter<W: Write> {
     out: W,
-    /// per CPU: the encoded events of the bundle being filled
-    bundles: BTreeMap<u32, Vec<u8>>,
+    /// per CPU: the events of the bundle being filled
+    bundles: BTreeMap<u32, Vec<FlightEvent>>,
     threads: HashMap<i32, (i32, [u8; COMM_LEN])>,
     scratch_event: Vec<u8>,
     scratch_inner: Vec<u8>,
@@ -166,6 +168,49 @@ impl ClockSnapshot {
             realtime: read(libc::CLOCK_REALTIME),
         }
     }
+}
+
+/// One FtraceEvent message (timestamp, common pid and the sched_* payload)
+/// into `out`; `scratch` is reused for the payload.
+pub fn encode_event(e: &FlightEvent, out: &mut Vec<u8>, scratch: &mut Vec<u8>) {
+    let inner = scratch;
+    inner.clear();
+    let which = match e.kind {
+        EventKind::Switch => {
+            wire::bytes(inner, 1, &comm_bytes(&e.comm));
+            wire::int(inner, 2, e.pid as i64);
+            wire::int(inner, 3, e.prio as i64);
+            wire::int(inner, 4, e.prev_state);
+            wire::bytes(inner, 5, &comm_bytes(&e.next_comm));
+            wire::int(inner, 6, e.next_pid as i64);
+            wire::int(inner, 7, e.next_prio as i64);
+            field::EVENT_SCHED_SWITCH
+        }
+        EventKind::Wakeup | EventKind::WakeupNew => {
+            wire::bytes(inner, 1, &comm_bytes(&e.comm));
+            wire::int(inner, 2, e.pid as i64);
+            wire::int(inner, 3, e.prio as i64);
+            wire::int(inner, 4, 1);
+            wire::int(inner, 5, e.target_cpu as i64);
+            if e.kind == EventKind::Wakeup {
+                field::EVENT_SCHED_WAKEUP
+            } else {
+                field::EVENT_SCHED_WAKEUP_NEW
+            }
+        }
+        EventKind::Migrate => {
+            wire::bytes(inner, 1, &comm_bytes(&e.comm));
+            wire::int(inner, 2, e.pid as i64);
+            wire::int(inner, 3, e.prio as i64);
+            wire::int(inner, 4, e.orig_cpu as i64);
+            wire::int(inner, 5, e.target_cpu as i64);
+            field::EVENT_SCHED_MIGRATE_TASK
+        }
+    };
+    out.clear();
+    wire::uint(out, field::EVENT_TIMESTAMP, e.ts);
+    wire::uint(out, field::EVENT_PID, e.common_pid as u64);
+    wire::bytes(out, which, inner);
 }
 
 impl<W: Write> PerfettoWriter<W> {
@@ -238,50 +283,10 @@ impl<W: Write> PerfettoWriter<W> {
 
     /// Add one event to its CPU's bundle.
     pub fn push(&mut self, e: &FlightEvent) -> io::Result<()> {
-        let inner = &mut self.scratch_inner;
-        inner.clear();
-        let which = match e.kind {
-            EventKind::Switch => {
-                wire::bytes(inner, 1, &comm_bytes(&e.comm));
-                wire::int(inner, 2, e.pid as i64);
-                wire::int(inner, 3, e.prio as i64);
-                wire::int(inner, 4, e.prev_state);
-                wire::bytes(inner, 5, &comm_bytes(&e.next_comm));
-                wire::int(inner, 6, e.next_pid as i64);
-                wire::int(inner, 7, e.next_prio as i64);
-                field::EVENT_SCHED_SWITCH
-            }
-            EventKind::Wakeup | EventKind::WakeupNew => {
-                wire::bytes(inner, 1, &comm_bytes(&e.comm));
-                wire::int(inner, 2, e.pid as i64);
-                wire::int(inner, 3, e.prio as i64);
-                wire::int(inner, 4, 1);
-                wire::int(inner, 5, e.target_cpu as i64);
-                if e.kind == EventKind::Wakeup {
-                    field::EVENT_SCHED_WAKEUP
-                } else {
-                    field::EVENT_SCHED_WAKEUP_NEW
-                }
-            }
-            EventKind::Migrate => {
-                wire::bytes(inner, 1, &comm_bytes(&e.comm));
-                wire::int(inner, 2, e.pid as i64);
-                wire::int(inner, 3, e.prio as i64);
-                wire::int(inner, 4, e.orig_cpu as i64);
-                wire::int(inner, 5, e.target_cpu as i64);
-                field::EVENT_SCHED_MIGRATE_TASK
-            }
-        };
-        let ev = &mut self.scratch_event;
-        ev.clear();
-        wire::uint(ev, field::EVENT_TIMESTAMP, e.ts);
-        wire::uint(ev, field::EVENT_PID, e.common_pid as u64);
-        wire::bytes(ev, which, inner);
         let bundle = self.bundles.entry(e.cpu).or_default();
-        wire::bytes(bundle, field::BUNDLE_EVENT, ev);
-        let full = bundle.len() >= BUNDLE_BYTES;
+        bundle.push(e.clone());
+        let full = bundle.len() >= BUNDLE_EVENTS;
         self.events += 1;
-
         self.remember(e.pid, e.tgid, &e.comm);
         if e.kind == EventKind::Switch {
             self.remember(e.next_pid, e.next_tgid, &e.next_comm);
@@ -293,20 +298,27 @@ impl<W: Write> PerfettoWriter<W> {
     }
 
     fn flush_cpu(&mut self, cpu: u32) -> io::Result<()> {
-        let Some(events) = self.bundles.remove(&cpu) else {
+        let Some(mut events) = self.bundles.remove(&cpu) else {
             return Ok(());
         };
         if events.is_empty() {
             return Ok(());
         }
+        events.sort_by_key(|e| e.ts);
         let mut bundle = std::mem::take(&mut self.scratch_packet);
         bundle.clear();
         wire::uint(&mut bundle, field::BUNDLE_CPU, cpu as u64);
-        bundle.extend_from_slice(&events);
+        for e in &events {
+            encode_event(e, &mut self.scratch_event, &mut self.scratch_inner);
+            wire::bytes(&mut bundle, field::BUNDLE_EVENT, &self.scratch_event);
+        }
         let mut packet = Vec::with_capacity(bundle.len() + 16);
         wire::bytes(&mut packet, field::PACKET_FTRACE_EVENTS, &bundle);
         wire::uint(&mut packet, field::PACKET_SEQUENCE_ID, SEQUENCE_ID);
         self.scratch_packet = bundle;
+        // keep the allocation for the next bundle of this CPU
+        events.clear();
+        self.bundles.insert(cpu, events);
         self.write_packet(&packet)
     }
 
@@ -429,18 +441,11 @@ mod tests {
         assert_eq!(bytes, &trace[..]);
     }
 
-    #[test]
-    fn bundles_are_bounded() {
-        let clocks = ClockSnapshot {
-            boottime: 0,
-            monotonic: 0,
-            realtime: 0,
-        };
-        let mut w = PerfettoWriter::new(Vec::new(), clocks).unwrap();
-        let e = FlightEvent {
-            ts: 1 << 40,
+    fn wakeup(ts: u64, cpu: u32) -> FlightEvent {
+        FlightEvent {
+            ts,
             kind: EventKind::Wakeup,
-            cpu: 0,
+            cpu,
             common_pid: 1,
             pid: 2,
             tgid: 2,
@@ -453,15 +458,46 @@ mod tests {
             prev_state: 0,
             target_cpu: 0,
             orig_cpu: 0,
+        }
+    }
+
+    #[test]
+    fn bundles_are_bounded() {
+        let clocks = ClockSnapshot {
+            boottime: 0,
+            monotonic: 0,
+            realtime: 0,
         };
-        for _ in 0..20_000 {
-            w.push(&e).unwrap();
-            assert!(w.bundles.get(&0).map_or(0, Vec::len) < BUNDLE_BYTES);
+        let mut w = PerfettoWriter::new(Vec::new(), clocks).unwrap();
+        let start = w.out.len();
+        for i in 0..20_000 {
+            w.push(&wakeup(1 << 40, (i % 2) as u32)).unwrap();
+            assert!(w.bundles.values().all(|b| b.len() < BUNDLE_EVENTS));
         }
         assert!(
-            w.out.len() > 5 * BUNDLE_BYTES,
+            w.out.len() - start > 15 * BUNDLE_EVENTS * 20,
             "full bundles were written out"
         );
         assert_eq!(w.events(), 20_000);
+    }
+
+    #[test]
+    fn a_bundle_is_in_timestamp_order() {
+        let clocks = ClockSnapshot {
+            boottime: 0,
+            monotonic: 0,
+            realtime: 0,
+        };
+        let mut shuffled = PerfettoWriter::new(Vec::new(), clocks).unwrap();
+        let mut sorted = PerfettoWriter::new(Vec::new(), clocks).unwrap();
+        for ts in [30, 10, 20] {
+            shuffled.push(&wakeup(ts, 3)).unwrap();
+        }
+        for ts in [10, 20, 30] {
+            sorted.push(&wakeup(ts, 3)).unwrap();
+        }
+        let a = shuffled.finish().unwrap();
+        let b = sorted.finish().unwrap();
+        assert_eq!(a, b);
     }
 }
