@@ -43,6 +43,13 @@ pub struct LiveArgs {
 pub enum Command {
     /// Show what this kernel offers schedtop (BPF, BTF, perf events) for bug reports
     Doctor,
+    /// Print a shell completion script: schedtop completions bash > /etc/bash_completion.d/schedtop
+    Completions {
+        /// bash, zsh, fish, elvish or powershell
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): schedtop man > /usr/local/share/man/man1/schedtop.1
+    Man,
     /// Record Samples to a file, headless (e.g. from a systemd unit)
     Record(RecordArgs),
     /// Export a recording as per-thread CSV rows or JSON Lines (the batch schema)

@@ -4,6 +4,7 @@
 pub mod batch;
 pub mod cli;
 pub mod collect;
+pub mod docs;
 pub mod doctor;
 pub mod export;
 pub mod model;

@@ -32,14 +32,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     };
     match cli.command {
         Some(Command::Doctor) => schedtop::doctor::run(),
+        Some(Command::Completions { shell }) => schedtop::docs::completions(shell),
+        Some(Command::Man) => schedtop::docs::man(),
+        Some(Command::Record(args)) => schedtop::record::cli::record(&args),
+        Some(Command::Dump(args)) => schedtop::record::cli::dump(&args),
         Some(Command::Trace(t)) => schedtop::trace::run(&schedtop::trace::TraceOptions {
             duration: std::time::Duration::from_secs_f64(t.duration),
             output: t.output,
             force: t.force,
             ringbuf_bytes: t.ringbuf_mib << 20,
         }),
-        Some(Command::Record(args)) => schedtop::record::cli::record(&args),
-        Some(Command::Dump(args)) => schedtop::record::cli::dump(&args),
         None if !cli.batch => schedtop::ui::run_live(&opts),
         None => {
             let mut source = LiveSource::open(&opts)?;

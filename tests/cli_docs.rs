@@ -1,0 +1,47 @@
+//! Completions and man page come from the clap definitions.
+use std::process::Command;
+
+fn run(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_schedtop"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn completions_know_the_subcommands_and_options() {
+    let bash = run(&["completions", "bash"]);
+    for word in [
+        "record",
+        "dump",
+        "trace",
+        "doctor",
+        "--batch",
+        "--interval",
+        "--pid",
+    ] {
+        assert!(bash.contains(word), "bash completion lacks {word}");
+    }
+    let zsh = run(&["completions", "zsh"]);
+    assert!(zsh.starts_with("#compdef schedtop"));
+    let fish = run(&["completions", "fish"]);
+    assert!(fish.contains("complete -c schedtop"));
+}
+
+#[test]
+fn man_page_is_roff_with_the_options() {
+    let man = run(&["man"]);
+    assert!(
+        man.starts_with(".ie") || man.contains(".TH schedtop"),
+        "{}",
+        &man[..200]
+    );
+    assert!(man.contains(".TH schedtop 1"));
+    assert!(man.contains("\\-\\-batch") && man.contains("\\-\\-interval"));
+}
