@@ -49,10 +49,7 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     }
     let cols = columns::fit(app.view, area.width);
     let header = TableRow::new(cols.iter().map(|&(c, w)| {
-        let mut t = format::truncate(c.title(), usize::from(w));
-        if c == app.sort && t.chars().count() < usize::from(w) && !c.right_aligned() {
-            t.push(' ');
-        }
+        let t = format::truncate(c.title(), usize::from(w));
         let style = if c == app.sort {
             theme::sort_header()
         } else {
