@@ -254,3 +254,25 @@ fn no_size_panics_in_any_state() {
         }
     }
 }
+
+#[test]
+fn follow_inverted_sort_and_feed_error() {
+    let screens = snap("follow_error", |w, h| {
+        let mut app = apply(
+            bpf(w, h),
+            &[Action::End, Action::ToggleFollow, Action::SortInvert],
+        );
+        app.set_error(Some("reading /proc/stat: permission denied".into()));
+        app
+    });
+    for s in screens {
+        assert!(s.contains("FOLLOW"));
+        assert!(s.contains("sort NVCSW/s▲"));
+        assert!(s.contains("error: reading /proc/stat: permission denied"));
+        // inverted, the followed last row (no rate yet) is still last and selected
+        let last_row = s
+            .lines()
+            .rfind(|l| l.trim_start().starts_with(char::is_numeric));
+        assert!(last_row.unwrap().contains("ffmpeg:enc4"), "{s}");
+    }
+}
