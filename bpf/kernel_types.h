@@ -67,6 +67,8 @@ struct cfs_rq;
 struct sched_entity {
 	struct cfs_rq *cfs_rq;
 	u64 sum_exec_runtime;
+	/* bumped by set_task_cpu(), where sched_migrate_task fires */
+	u64 nr_migrations;
 } __attribute__((preserve_access_index));
 
 /* CONFIG_SCHED_INFO: what /proc/<pid>/schedstat shows */

@@ -169,6 +169,7 @@ static __always_inline void save_exited(struct task_struct *t, struct thread_sta
 	s->start_time = t->start_time;
 	s->oncpu_ns = t->se.sum_exec_runtime;
 	s->wait_ns = t->sched_info.run_delay;
+	s->migrations = t->se.nr_migrations;
 	s->last_cpu = task_cpu_of(t);
 	bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), t->comm);
 	bpf_probe_read_kernel_str(s->process_comm, sizeof(s->process_comm), t->group_leader->comm);
@@ -276,12 +277,16 @@ int BPF_PROG(handle_migrate, struct task_struct *p, int dest_cpu)
 
 	if (p->pid == 0)
 		return 0;
-	s = stats_of(p);
-	if (s) {
-		__sync_fetch_and_add(&s->migrations, 1);
-		from_node = bpf_map_lookup_elem(&cpu_node, &from);
-		to_node = bpf_map_lookup_elem(&cpu_node, &to);
-		if (from_node && to_node && *from_node != *to_node)
+	/* The per-thread total is the kernel's own se.nr_migrations, read by
+	 * the iterator. Only moves across nodes need the thread's storage, so
+	 * a one-node machine never touches it here (this runs in softirq
+	 * context too, where creating storage can fail while the interrupted
+	 * code holds the storage lock). */
+	from_node = bpf_map_lookup_elem(&cpu_node, &from);
+	to_node = bpf_map_lookup_elem(&cpu_node, &to);
+	if (from_node && to_node && *from_node != *to_node) {
+		s = stats_of(p);
+		if (s)
 			__sync_fetch_and_add(&s->cross_node_migrations, 1);
 	}
 	if (from < nr_cpus && to < nr_cpus) {
@@ -330,6 +335,7 @@ int dump_threads(struct bpf_iter__task *ctx)
 	}
 	s->oncpu_ns = t->se.sum_exec_runtime;
 	s->wait_ns = t->sched_info.run_delay;
+	s->migrations = t->se.nr_migrations;
 	s->last_cpu = task_cpu_of(t);
 	s->tid = t->pid;
 	s->pid = t->tgid;

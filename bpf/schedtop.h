@@ -48,7 +48,9 @@ struct thread_stats {
 	 * (live) and at exit, not by the switch probe */
 	u64 oncpu_ns;
 	u64 wait_ns;
+	/* se.nr_migrations: filled by the iterator and at exit */
 	u64 migrations;
+	/* counted by the migrate probe */
 	u64 cross_node_migrations;
 	/* switch-outs this probe saw */
 	u64 switch_outs;

@@ -1,0 +1,201 @@
+//! 10,000 threads created and destroyed per second for a minute while the
+//! TUI (in tmux) and a recording run: no crash, memory bounded, no BPF map
+//! growth, and the recording replays.
+mod common;
+
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_schedtop");
+
+fn tmux(socket: &str, args: &[&str]) -> std::process::Output {
+    Command::new("tmux")
+        .arg("-L")
+        .arg(socket)
+        .args(args)
+        .env_remove("TMUX")
+        .output()
+        .expect("tmux")
+}
+
+fn have_tmux() -> bool {
+    let ok = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok && std::env::var("SCHEDTOP_REQUIRE_ALL").as_deref() == Ok("1") {
+        panic!("tmux is not installed and SCHEDTOP_REQUIRE_ALL=1");
+    }
+    ok
+}
+
+/// Peak resident set (VmHWM) of a process, in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn pid_of_pane(socket: &str) -> u32 {
+    let o = tmux(socket, &["display", "-p", "-t", "t", "#{pane_pid}"]);
+    String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
+}
+
+/// Entries now in every loaded BPF map named `exited` (schedtop's dead-thread map).
+fn exited_map_entries() -> Option<usize> {
+    let o = Command::new("bpftool")
+        .args(["-j", "map", "dump", "name", "exited"])
+        .output()
+        .ok()?;
+    if !o.status.success() {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).ok()?;
+    // one map: a list of entries; several: a list of lists
+    Some(match v.as_array()?.first() {
+        Some(serde_json::Value::Array(_)) => v
+            .as_array()?
+            .iter()
+            .map(|m| m.as_array().map_or(0, |a| a.len()))
+            .sum(),
+        _ => v.as_array()?.len(),
+    })
+}
+
+#[test]
+fn ten_thousand_threads_a_second_for_a_minute() {
+    let _g = common::serial();
+    if common::bpf_source(vec![]).is_none() || !have_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("churn.schedtop");
+    let socket = format!("schedtop-churn-{}", std::process::id());
+    assert!(tmux(
+        &socket,
+        &[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            BIN
+        ]
+    )
+    .status
+    .success());
+    let mut recorder = Command::new(BIN)
+        .args(["record", "-i", "1", "-o"])
+        .arg(&rec)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let tui_pid = pid_of_pane(&socket);
+
+    // the churn: batches of short-lived threads, paced at 10,000 a second
+    let stop = Arc::new(AtomicBool::new(false));
+    let made = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(60) {
+        let second = Instant::now();
+        for _ in 0..100 {
+            let hs: Vec<_> = (0..100)
+                .map(|_| std::thread::spawn(|| std::hint::black_box(1)))
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+            made.fetch_add(100, Ordering::Relaxed);
+        }
+        if let Some(rest) = Duration::from_secs(1).checked_sub(second.elapsed()) {
+            std::thread::sleep(rest);
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let rate = made.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64();
+    assert!(rate > 5000.0, "the churn only reached {rate:.0} threads/s");
+
+    std::thread::sleep(Duration::from_secs(3));
+    // both still alive, the TUI still drawing
+    assert!(recorder.try_wait().unwrap().is_none(), "the recorder died");
+    let screen = String::from_utf8_lossy(&tmux(&socket, &["capture-pane", "-p", "-t", "t"]).stdout)
+        .into_owned();
+    assert!(screen.contains("schedtop"), "TUI gone:\n{screen}");
+    // memory bounded
+    let tui_rss = peak_rss_kib(tui_pid);
+    let rec_rss = peak_rss_kib(recorder.id());
+    assert!(
+        tui_rss > 0 && tui_rss < 128 * 1024,
+        "TUI peak RSS {tui_rss} KiB"
+    );
+    assert!(
+        rec_rss > 0 && rec_rss < 128 * 1024,
+        "recorder peak RSS {rec_rss} KiB"
+    );
+    // dead threads' records were drained: nothing piles up in the kernel
+    if let Some(n) = exited_map_entries() {
+        assert!(n < 2000, "{n} entries left in the exited-thread maps");
+    }
+
+    // SAFETY: a plain signal to our own child
+    unsafe { libc::kill(recorder.id() as i32, libc::SIGTERM) };
+    let status = recorder.wait().unwrap();
+    let _ = tmux(&socket, &["kill-server"]);
+    assert!(
+        status.success() || status.code().is_none(),
+        "recorder exit {status:?}"
+    );
+    let out = Command::new(BIN)
+        .args(["dump", "--format", "json"])
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "dump: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let records: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        records.len() >= 55,
+        "{} intervals replayed from a 63 s recording",
+        records.len()
+    );
+    let lost: u64 = records
+        .iter()
+        .map(|r| r["system"]["lost_updates"].as_u64().unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    assert_eq!(lost, 0, "updates lost under churn");
+    let exited: usize = records
+        .iter()
+        .map(|r| {
+            r["threads"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|t| t["exited"] == true)
+                .count()
+        })
+        .sum();
+    assert!(
+        exited as f64 > 0.5 * made.load(Ordering::Relaxed) as f64,
+        "only {exited} exits recorded"
+    );
+}
