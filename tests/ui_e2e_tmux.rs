@@ -366,3 +366,34 @@ fn rate_cells_parse() {
     assert_eq!(nvcsw_of(screen, "e2espin1"), None);
     assert_eq!(parse_rate("950"), Some(950.0));
 }
+
+/// Running, as opposed to gone or a zombie nobody reaped yet.
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(") ").map(|x| x.1.starts_with('Z')))
+        .is_some_and(|zombie| !zombie)
+}
+
+#[test]
+fn a_closed_terminal_ends_schedtop() {
+    if !have_tmux() {
+        return;
+    }
+    // the window closes (the pty's master side goes away) without a SIGHUP
+    // reaching schedtop: it must notice and exit, not spin on EOF
+    let tmux = Tmux::start("hangup");
+    tmux.run_schedtop("-i 0.5");
+    let pid = tmux.schedtop_pid();
+    drop(tmux);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let still = alive(pid);
+    if still {
+        // SAFETY: killing the process this test started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(!still, "schedtop kept running after its terminal closed");
+}

@@ -14,6 +14,7 @@ pub mod rows;
 pub mod run;
 pub mod terminal;
 pub mod theme;
+pub mod tty;
 pub mod views;
 
 pub use app::{AppState, Mode, View};

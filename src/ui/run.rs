@@ -10,12 +10,13 @@ use ratatui::Terminal;
 
 use crate::collect::LiveOptions;
 
-use super::action::Effect;
+use super::action::{Action, Effect};
 use super::app::{AppState, Mode};
 use super::feed::{Feed, FeedEvent, LiveFeed};
 use super::keys;
 use super::render::render;
 use super::terminal::{self, TerminalGuard};
+use super::tty;
 
 /// At most one frame per this (slow links: 20 frames/s at most, and only
 /// when something changed).
@@ -50,8 +51,9 @@ pub fn run(mut app: AppState, mut feed: impl Feed) -> Result<()> {
 
 fn event_loop(app: &mut AppState, feed: &mut impl Feed) -> Result<()> {
     let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    tty::exit_on_hangup();
     let size = term.size()?;
-    app.apply(super::action::Action::Resize(size.width, size.height));
+    app.apply(Action::Resize(size.width, size.height));
     let mut dirty = true;
     let mut last_draw: Option<Instant> = None;
     // lets the end-to-end test check that a panic restores the terminal
