@@ -632,6 +632,35 @@ fn decode_threads(c: &mut Cursor, prev: &[ThreadSample]) -> DResult<Vec<ThreadSa
     Ok(threads)
 }
 
+/// Raw and zstd-compressed size of each thread stream of `cur` encoded on
+/// `prev` (for the size benchmark: which fields cost what).
+#[doc(hidden)]
+pub fn stream_sizes(
+    cur: &Sample,
+    prev: Option<&Sample>,
+    level: i32,
+) -> Vec<(&'static str, usize, usize)> {
+    let p = prev.cloned().unwrap_or_default();
+    let mut out = Vec::new();
+    encode_threads(&mut out, &cur.threads, &p.threads);
+    let mut c = Cursor::new(&out);
+    let names = [
+        "ids", "flags", "meta", "strs", "small", "ns", "ns_lo", "hist",
+    ];
+    let _ = c.u64();
+    let lens: Vec<usize> = (0..STREAMS)
+        .map(|_| c.u64().unwrap_or(0) as usize)
+        .collect();
+    names
+        .iter()
+        .zip(lens)
+        .map(|(n, l)| {
+            let b = c.take(l).unwrap_or(&[]);
+            (*n, l, zstd::bulk::compress(b, level).map_or(0, |z| z.len()))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -715,33 +744,4 @@ mod tests {
         assert_eq!(back.threads, b.threads);
         assert!(back.system.load[0].is_nan());
     }
-}
-
-/// Raw and zstd-compressed size of each thread stream of `cur` encoded on
-/// `prev` (for the size benchmark: which fields cost what).
-#[doc(hidden)]
-pub fn stream_sizes(
-    cur: &Sample,
-    prev: Option<&Sample>,
-    level: i32,
-) -> Vec<(&'static str, usize, usize)> {
-    let p = prev.cloned().unwrap_or_default();
-    let mut out = Vec::new();
-    encode_threads(&mut out, &cur.threads, &p.threads);
-    let mut c = Cursor::new(&out);
-    let names = [
-        "ids", "flags", "meta", "strs", "small", "ns", "ns_lo", "hist",
-    ];
-    let _ = c.u64();
-    let lens: Vec<usize> = (0..STREAMS)
-        .map(|_| c.u64().unwrap_or(0) as usize)
-        .collect();
-    names
-        .iter()
-        .zip(lens)
-        .map(|(n, l)| {
-            let b = c.take(l).unwrap_or(&[]);
-            (*n, l, zstd::bulk::compress(b, level).map_or(0, |z| z.len()))
-        })
-        .collect()
 }

@@ -158,6 +158,9 @@ fn find_last_index<S: Storage>(st: &S, limit: u64) -> Option<(u64, FrameHeader, 
     None
 }
 
+/// Bytes `start..end` of a frame.
+type Range = (u64, u64);
+
 /// Entries listed by the index chain ending at the frame at `offset`, or None
 /// if any link is damaged or inconsistent.
 fn follow_chain<S: Storage>(
@@ -165,7 +168,7 @@ fn follow_chain<S: Storage>(
     offset: u64,
     len: u64,
     payload: &[u8],
-) -> Option<(Vec<Entry>, Vec<(u64, u64)>)> {
+) -> Option<(Vec<Entry>, Vec<Range>)> {
     let mut lists = Vec::new();
     let mut at = offset;
     let mut index_frames = vec![(offset, offset + len)];

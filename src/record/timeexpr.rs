@@ -251,7 +251,7 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
 }
 
 fn secs_to_ns(v: f64) -> Option<u64> {
-    (v.is_finite() && v >= 0.0 && v < 1e10).then(|| (v * 1e9).round() as u64)
+    (v.is_finite() && (0.0..1e10).contains(&v)).then(|| (v * 1e9).round() as u64)
 }
 
 /// "100M", "1.5G", "512k", "10MB", "2GiB" or bytes. Powers of 1024.
@@ -271,7 +271,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         _ => return Err(bad()),
     };
     let bytes = v * mult as f64;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > 1e18 {
+    if !(1.0..=1e18).contains(&bytes) {
         return Err(bad());
     }
     Ok(bytes as u64)

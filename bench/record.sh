@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Recording benchmarks; prints the figures (nothing is asserted):
+#  - bytes per active thread per Sample, 1,000 threads, 1 s, histograms;
+#  - a synthetic 24 h recording (86,400 Samples of 1,000 threads): time to
+#    open it and to seek to a random instant. Needs ~1 GB in $TMPDIR and
+#    about 10 minutes; `bench/record.sh size` runs only the first part.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-all}"
+shift || true
+cargo run --release --example record_bench -- "$what" "$@"
