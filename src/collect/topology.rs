@@ -98,24 +98,6 @@ fn llc_of(cpu_dir: &Path, cpu: u32) -> Option<u32> {
     best.map(|(_, first)| first)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(
-            parse_cpu_list("0-3,8,10-11\n").unwrap(),
-            vec![0, 1, 2, 3, 8, 10, 11]
-        );
-        assert_eq!(parse_cpu_list("5").unwrap(), vec![5]);
-        assert_eq!(parse_cpu_list("").unwrap(), Vec::<u32>::new());
-        assert!(parse_cpu_list("3-1").is_err());
-        assert!(parse_cpu_list("x").is_err());
-        assert!(parse_cpu_list("0-4294967295").is_err());
-    }
-}
-
 /// Write a sysfs tree for `nodes` NUMA nodes of `cpus_per_node` CPUs, each
 /// node one LLC, CPUs numbered node by node (what tests and fixture
 /// topologies use; the files are the ones `read_topology` reads).
@@ -146,4 +128,22 @@ pub fn write_fixture_tree(root: &Path, nodes: u32, cpus_per_node: u32) -> Result
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(
+            parse_cpu_list("0-3,8,10-11\n").unwrap(),
+            vec![0, 1, 2, 3, 8, 10, 11]
+        );
+        assert_eq!(parse_cpu_list("5").unwrap(), vec![5]);
+        assert_eq!(parse_cpu_list("").unwrap(), Vec::<u32>::new());
+        assert!(parse_cpu_list("3-1").is_err());
+        assert!(parse_cpu_list("x").is_err());
+        assert!(parse_cpu_list("0-4294967295").is_err());
+    }
 }
