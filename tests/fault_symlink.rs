@@ -1,0 +1,51 @@
+//! Output files never follow a symlink planted at the target path: the
+//! file it points to is left alone, and the user gets one clear line.
+use std::os::unix::fs::symlink;
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_schedtop");
+
+fn planted() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let target = dir.path().join("out");
+    symlink(&victim, &target).unwrap();
+    (dir, victim, target)
+}
+
+fn check(args: &[&str], victim: &std::path::Path) {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} wrote through a symlink");
+    assert_eq!(
+        std::fs::read_to_string(victim).unwrap(),
+        "precious\n",
+        "{args:?} changed the symlink's target"
+    );
+    assert!(
+        err.trim().lines().count() == 1 && err.contains("schedtop:"),
+        "{args:?}: {err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn record_refuses_a_symlink_even_with_force() {
+    let (_d, victim, target) = planted();
+    let t = target.to_str().unwrap();
+    check(&["record", "--duration", "1s", "-o", t], &victim);
+    check(&["record", "--duration", "1s", "--force", "-o", t], &victim);
+    check(
+        &["record", "--duration", "1s", "--append", "-o", t],
+        &victim,
+    );
+}
+
+#[test]
+fn trace_refuses_a_symlink_even_with_force() {
+    let (_d, victim, target) = planted();
+    let t = target.to_str().unwrap();
+    check(&["trace", "-d", "0.2", "-o", t], &victim);
+    check(&["trace", "-d", "0.2", "--force", "-o", t], &victim);
+}
