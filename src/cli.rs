@@ -54,6 +54,8 @@ pub enum Command {
     Record(RecordArgs),
     /// Export a recording as per-thread CSV rows or JSON Lines (the batch schema)
     Dump(DumpArgs),
+    /// Show a recording in the live views, at the recorded pace
+    Replay(ReplayArgs),
     /// Record every scheduler event (switch, wakeup, migration) for SECS seconds
     /// into a Perfetto trace (open it in ui.perfetto.dev); needs root
     Trace(TraceArgs),
@@ -143,4 +145,17 @@ pub struct DumpArgs {
     /// Only threads of this process (or this thread id); repeatable
     #[arg(short = 'p', long = "pid", value_name = "PID")]
     pub pids: Vec<u32>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReplayArgs {
+    /// A recording made by `schedtop record`
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+    /// Start at (same forms as `dump --from`)
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub from: Option<String>,
+    /// Playback speed: 2 plays twice as fast as recorded
+    #[arg(long, value_name = "X", default_value = "1")]
+    pub speed: String,
 }

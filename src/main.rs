@@ -36,6 +36,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Man) => schedtop::docs::man(),
         Some(Command::Record(args)) => schedtop::record::cli::record(&args),
         Some(Command::Dump(args)) => schedtop::record::cli::dump(&args),
+        Some(Command::Replay(args)) => schedtop::record::cli::replay(&args),
         Some(Command::Trace(t)) => schedtop::trace::run(&schedtop::trace::TraceOptions {
             duration: std::time::Duration::from_secs_f64(t.duration),
             output: t.output,

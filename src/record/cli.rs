@@ -9,7 +9,7 @@ use super::reader::Reader;
 use super::recorder::{self, RecordOptions};
 use super::timeexpr::{parse_duration, parse_size, parse_time};
 use super::writer::OpenMode;
-use crate::cli::{DumpArgs, RecordArgs};
+use crate::cli::{DumpArgs, RecordArgs, ReplayArgs};
 use crate::collect::LiveOptions;
 
 pub fn record(a: &RecordArgs) -> Result<()> {
@@ -93,4 +93,45 @@ pub fn dump(a: &DumpArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+pub fn replay(a: &ReplayArgs) -> Result<()> {
+    use std::io::IsTerminal;
+    let speed: f64 = a
+        .speed
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v > 0.0 && *v <= 1000.0)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "bad --speed {:?}: expected a number from 0.001 to 1000",
+                a.speed
+            )
+        })?;
+    let from = match &a.from {
+        Some(s) => Some(parse_time(s).map_err(|e| anyhow::anyhow!("--from: {e}"))?),
+        None => None,
+    };
+    let r = Reader::open(&a.file)?;
+    for d in r.damage() {
+        eprintln!("schedtop: {}: skipped {d}", a.file.display());
+    }
+    let (Some(first), Some(last)) = (r.first_time(), r.last_time()) else {
+        bail!("{}: the recording has no Samples", a.file.display());
+    };
+    let start = match from {
+        Some(t) => r
+            .index_from_time(t.resolve(first, last))
+            .ok_or_else(|| anyhow::anyhow!("--from: after the end of the recording"))?,
+        None => 0,
+    };
+    if !std::io::stdout().is_terminal() {
+        bail!("stdout is not a terminal; use `schedtop dump` for CSV or JSON");
+    }
+    let feed = super::replay::ReplayFeed::new(r, start, speed);
+    let app = crate::ui::AppState::new(
+        crate::ui::feed::Feed::host(&feed).clone(),
+        crate::ui::Mode::Replay,
+    );
+    crate::ui::run::run(app, feed)
 }

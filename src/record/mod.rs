@@ -8,7 +8,8 @@
 //! - `writer` / `reader`: the two ends; `storage`: positioned reads;
 //! - `timeexpr`: `--from/--to`, `--duration`, `--max-size` expressions;
 //! - `dump`: CSV / JSON export; `recorder`: the `record` command loop;
-//! - `cli`: the `record` and `dump` subcommands;
+//! - `cli`: the `record`, `dump` and `replay` subcommands;
+//! - `replay`: a recording as the UI's `Feed`;
 //! - `fuzz`: the fuzz target's body, shared with a stable-Rust test;
 //! - `testdata`: deterministic synthetic Samples (tests, benches, fixture).
 pub mod cli;
@@ -20,6 +21,7 @@ pub mod header;
 pub mod index;
 pub mod reader;
 pub mod recorder;
+pub mod replay;
 pub mod scan;
 pub mod storage;
 pub mod testdata;
