@@ -21,7 +21,12 @@ fn arg(args: &[String], name: &str) -> Option<String> {
 fn size_bench(dir: &std::path::Path, threads: usize) {
     let samples = 600;
     println!("== size: {threads} active threads, 1 s interval, {samples} Samples, histograms on");
-    for (uniform, level, key_every) in [(false, 3, 60), (false, 9, 60), (true, 3, 60)] {
+    for (uniform, level, key_every) in [
+        (false, 3, 20),
+        (false, 3, 60),
+        (false, 9, 20),
+        (true, 3, 20),
+    ] {
         let o = SynthOptions {
             threads,
             samples,
@@ -123,6 +128,48 @@ fn day_bench(dir: &std::path::Path, threads: usize) {
     let _ = std::fs::remove_file(&path);
 }
 
+/// Time to encode and decode one Sample (key frame and delta), no file.
+fn decode_bench(threads: usize) {
+    use schedtop::record::codec;
+    let o = SynthOptions {
+        threads,
+        samples: 2,
+        ..Default::default()
+    };
+    let s = schedtop::record::testdata::synthetic_samples(&o);
+    println!("== codec: one Sample of {threads} threads, in memory");
+    for (name, base) in [("key frame", None), ("delta", Some(&s[0]))] {
+        let (raw, splits) = codec::encode_split(&s[1], base);
+        let z = codec::compress(&raw, &splits, 3);
+        let n = 50;
+        let t0 = Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(codec::encode_split(&s[1], base));
+        }
+        let enc = t0.elapsed().as_secs_f64() * 1e3 / n as f64;
+        let t0 = Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(codec::compress(&raw, &splits, 3));
+        }
+        let comp = t0.elapsed().as_secs_f64() * 1e3 / n as f64;
+        let t0 = Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(codec::decompress(&z).expect("decompress"));
+        }
+        let dec = t0.elapsed().as_secs_f64() * 1e3 / n as f64;
+        let t0 = Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(codec::decode(&raw, base).expect("decode"));
+        }
+        let de = t0.elapsed().as_secs_f64() * 1e3 / n as f64;
+        println!(
+            "{name:>9}: {} -> {} bytes; encode {enc:.3} ms, compress {comp:.3} ms, decompress {dec:.3} ms, decode {de:.3} ms",
+            raw.len(),
+            z.len()
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let what = args.get(1).cloned().unwrap_or_else(|| "all".into());
@@ -146,6 +193,9 @@ fn main() {
                 z as f64 / threads as f64
             );
         }
+    }
+    if what == "decode" || what == "all" {
+        decode_bench(threads);
     }
     if what == "size" || what == "all" {
         size_bench(&dir, threads);

@@ -37,8 +37,9 @@ fn main() {
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
-    // threads inherit the affinity of the thread that creates them
-    if let Err(e) = pin_to(cpu) {
+    // each spinner pins itself, so the threads are created at full speed
+    // from wherever this one runs, not from behind a queue of spinners
+    if let Err(e) = std::thread::spawn(move || pin_to(cpu)).join().expect("join") {
         eprintln!("spin_steps: cannot pin to CPU {cpu}: {e}");
         std::process::exit(1);
     }
@@ -51,6 +52,7 @@ fn main() {
                     .name(format!("spin{n}-{i}"))
                     .stack_size(64 << 10)
                     .spawn(move || {
+                        let _ = pin_to(cpu);
                         let mut x = 0u64;
                         while !stop.load(Ordering::Relaxed) {
                             x = std::hint::black_box(x.wrapping_add(1));

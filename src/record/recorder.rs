@@ -71,6 +71,12 @@ pub fn run(path: &Path, o: &RecordOptions) -> Result<()> {
         }
         samples += 1;
         deadline += o.live.interval_ns;
+        // after a stall (SIGSTOP, a starved CPU) skip the missed ticks
+        // instead of taking a burst of Samples milliseconds apart
+        let now = monotonic_ns();
+        while deadline <= now {
+            deadline += o.live.interval_ns;
+        }
         if o.duration_ns.is_some_and(|d| deadline - start > d) {
             break "--duration reached";
         }
