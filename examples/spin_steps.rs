@@ -39,7 +39,10 @@ fn main() {
         .collect();
     // each spinner pins itself, so the threads are created at full speed
     // from wherever this one runs, not from behind a queue of spinners
-    if let Err(e) = std::thread::spawn(move || pin_to(cpu)).join().expect("join") {
+    if let Err(e) = std::thread::spawn(move || pin_to(cpu))
+        .join()
+        .expect("join")
+    {
         eprintln!("spin_steps: cannot pin to CPU {cpu}: {e}");
         std::process::exit(1);
     }
