@@ -288,6 +288,32 @@ fn files_are_never_clobbered_or_written_through_symlinks() {
     assert!(format!("{err:#}").contains("cannot append"));
     assert_eq!(std::fs::read(&target).unwrap(), b"precious");
 
+    // one writer at a time
+    let held = Writer::open(
+        &path,
+        &host,
+        WriteOptions {
+            mode: OpenMode::Append,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let err = Writer::open(
+        &path,
+        &host,
+        WriteOptions {
+            mode: OpenMode::Append,
+            ..Default::default()
+        },
+    )
+    .err()
+    .unwrap();
+    assert!(
+        format!("{err:#}").contains("another schedtop record"),
+        "{err:#}"
+    );
+    drop(held);
+
     // --force replaces, 0600 again
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
     write(

@@ -131,6 +131,25 @@ fn sync_parent(path: &Path) {
     }
 }
 
+/// One writer per recording: an exclusive advisory lock held while the
+/// file is open (two recorders appending to one file would interleave).
+fn lock(file: &File, path: &Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor we own; no memory is involved.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            bail!(
+                "{} is being written by another schedtop record",
+                path.display()
+            );
+        }
+        return Err(anyhow::Error::new(e).context(format!("{}: cannot lock", path.display())));
+    }
+    Ok(())
+}
+
 impl Writer {
     /// Open `path` and write a new segment header for `host`.
     pub fn open(path: &Path, host: &HostInfo, opts: WriteOptions) -> Result<Writer> {
@@ -175,6 +194,7 @@ impl Writer {
             }
             _ => (create_new(path)?, 0),
         };
+        lock(&file, path)?;
         let mut segment = random_u32();
         while used_segments.contains(&segment) {
             segment = random_u32();
