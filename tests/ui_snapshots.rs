@@ -97,12 +97,22 @@ fn detail_of_a_process() {
 
 #[test]
 fn help_overlay() {
-    for s in snap("help", |w, h| apply(bpf(w, h), &[Action::ToggleHelp])) {
+    let tops = snap("help", |w, h| apply(bpf(w, h), &[Action::ToggleHelp]));
+    // taller than 24 rows: the rest is one End away
+    let ends = snap("help_end", |w, h| {
+        apply(bpf(w, h), &[Action::ToggleHelp, Action::HelpScroll(1000)])
+    });
+    assert!(tops[0].contains("lines 1-22 of"), "{}", tops[0]);
+    assert!(!tops[1].contains("Up/Down scroll"), "fits at 200x50");
+    for (top, end) in tops.iter().zip(&ends) {
+        let s = format!("{top}{end}");
         for (keys, what) in schedtop::ui::keys::HELP {
             assert!(s.contains(keys), "help lacks {keys}");
-            assert!(s.contains(&what[..what.len().min(30)]), "help lacks {what}");
+            assert!(s.contains(what), "help lacks {what}");
         }
+        assert!(s.contains("XNODE/s: migrations to a CPU of another NUMA node"));
     }
+    assert_ne!(tops[0], ends[0]);
 }
 
 #[test]

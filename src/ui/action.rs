@@ -15,7 +15,8 @@ pub enum Action {
     FilterDone,
     /// stop typing, drop the filter
     FilterClear,
-    /// Esc outside the filter prompt: clear the filter, else close the detail pane
+    /// Esc outside the filter prompt: back to the table from the CPU or NUMA
+    /// view, else clear the filter, else close the detail pane
     Escape,
     SortNext,
     SortPrev,
@@ -37,6 +38,14 @@ pub enum Action {
     /// detail histograms: last interval <-> since start
     ToggleHistScope,
     ToggleFollow,
+    /// the CPU view, or back to the table when it is on screen
+    ShowCpus,
+    /// the NUMA view, or back to the table when it is on screen
+    ShowNuma,
+    /// NUMA view: node x node matrix <-> map (opens the NUMA view if needed)
+    ToggleMatrix,
+    /// scroll the help overlay by this many lines
+    HelpScroll(i32),
     Resize(u16, u16),
 }
 

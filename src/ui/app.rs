@@ -7,14 +7,25 @@ use crate::model::{HostInfo, Log2Hist, Sample};
 
 use super::action::{Action, Effect};
 use super::columns::{self, Column};
+use super::cpus::{self, CpuHistory, CpuView};
 use super::layout;
 use super::rows::{self, Derived, Row, RowKey, SystemRates};
 
-/// Which table the body shows. Later: CPUs (`c`), NUMA nodes (`n`).
+/// What the body shows: a table (threads, processes) or the CPU (`c`) or
+/// NUMA (`n`) view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum View {
     Threads,
     Processes,
+    Cpus,
+    Numa,
+}
+
+impl View {
+    /// Threads or processes (the views with rows, sort and selection).
+    pub fn is_table(self) -> bool {
+        matches!(self, View::Threads | View::Processes)
+    }
 }
 
 /// Where the Samples come from, as the header says it.
@@ -62,6 +73,15 @@ pub struct AppState {
     pub host: HostInfo,
     pub mode: Mode,
     pub view: View,
+    /// the table (threads or processes) whose rows and selection are kept
+    /// while the CPU or NUMA view is on screen, and where Esc returns
+    pub table_view: View,
+    /// NUMA view: the node x node matrix instead of the map (`m`)
+    pub numa_matrix: bool,
+    /// CPU view: first line of the detailed list
+    pub cpu_scroll: usize,
+    /// help overlay: first line shown
+    pub help_scroll: u16,
     pub interval_ns: u64,
     /// newest last, at most HISTORY_CAP
     pub history: VecDeque<Sample>,
@@ -94,6 +114,10 @@ pub struct AppState {
     pub series: HashMap<RowKey, VecDeque<u64>>,
     /// the selected row's histograms since the first Sample (slice, wait)
     pub since_start: Option<(Option<Log2Hist>, Option<Log2Hist>)>,
+    /// the last interval per CPU and node→node (None before two Samples)
+    pub cpu: Option<CpuView>,
+    /// run-queue length per CPU per interval, at most CPU_HISTORY_CAP points
+    pub cpu_history: CpuHistory,
 }
 
 impl AppState {
@@ -103,6 +127,10 @@ impl AppState {
             host,
             mode,
             view: View::Threads,
+            table_view: View::Threads,
+            numa_matrix: false,
+            cpu_scroll: 0,
+            help_scroll: 0,
             history: VecDeque::new(),
             first: None,
             paused: false,
@@ -124,6 +152,8 @@ impl AppState {
             rows: Vec::new(),
             series: HashMap::new(),
             since_start: None,
+            cpu: None,
+            cpu_history: CpuHistory::default(),
         }
     }
 
@@ -170,6 +200,10 @@ impl AppState {
         let nominal = self.interval_ns as f64 / 1e9;
         self.derived = rows::derive(self.history.back(), &s, nominal);
         self.record_series();
+        self.cpu = cpus::derive(&self.host.topology, self.history.back(), &s);
+        if let Some(v) = &self.cpu {
+            self.cpu_history.push(v);
+        }
         if self.history.len() >= HISTORY_CAP {
             self.history.pop_front();
         }
@@ -195,9 +229,9 @@ impl AppState {
     }
 
     fn base_rows(&self) -> &[Row] {
-        match self.view {
-            View::Threads => &self.derived.threads,
+        match self.table_view {
             View::Processes => &self.derived.processes,
+            _ => &self.derived.threads,
         }
     }
 
@@ -221,8 +255,8 @@ impl AppState {
     /// Recompute the visible rows. `keep_key`: keep the selection on the
     /// same thread/process (else on the same position, like htop without F).
     fn refresh(&mut self, keep_key: bool) {
-        if !columns::columns_of(self.view).contains(&self.sort) {
-            self.sort = columns::default_sort(self.view);
+        if !columns::columns_of(self.table_view).contains(&self.sort) {
+            self.sort = columns::default_sort(self.table_view);
             self.sort_inverted = false;
         }
         let mut rows: Vec<Row> = self
@@ -295,7 +329,7 @@ impl AppState {
 
     fn cycle_sort(&mut self, forward: bool) {
         // the columns on screen: sorting by a hidden one would puzzle
-        let cols: Vec<Column> = columns::fit(self.view, self.size.0)
+        let cols: Vec<Column> = columns::fit(self.table_view, self.size.0)
             .into_iter()
             .map(|(c, _)| c)
             .collect();
@@ -312,8 +346,8 @@ impl AppState {
     }
 
     fn toggle_view(&mut self) {
-        let (view, key) = match self.view {
-            View::Threads => {
+        let (view, key) = match self.table_view {
+            View::Threads | View::Cpus | View::Numa => {
                 let pid = self.selected_row().map(|r| r.pid);
                 (View::Processes, pid.map(|pid| RowKey::Process { pid }))
             }
@@ -331,16 +365,69 @@ impl AppState {
             }
         };
         self.view = view;
+        self.table_view = view;
         self.selected_key = key;
         self.refresh(true);
+    }
+
+    /// Show `view`, or go back to the table if it is already shown.
+    fn show(&mut self, view: View) {
+        self.view = if self.view == view {
+            self.table_view
+        } else {
+            view
+        };
+    }
+
+    /// Lines of the CPU view's detailed list (a title per node, a line per
+    /// CPU): the bound of its scrolling.
+    fn cpu_list_len(&self) -> usize {
+        self.host.topology.cpus.len() + self.host.topology.nodes().len()
+    }
+
+    /// Move the CPU list by `delta` lines (the renderer clamps it to what
+    /// fills the screen).
+    fn scroll_cpus(&mut self, delta: isize) {
+        let max = self.cpu_list_len().saturating_sub(1);
+        self.cpu_scroll = self.cpu_scroll.saturating_add_signed(delta).min(max);
+    }
+
+    /// The NUMA view's highlighted thread: the selected row when it is a
+    /// thread, with the nodes whose flows are its own (empty when it did
+    /// not cross nodes in the last interval).
+    pub fn highlighted_thread(&self) -> Option<(&Row, Vec<u32>)> {
+        let r = self.selected_row()?;
+        let RowKey::Thread { tid, start_time_ns } = r.key else {
+            return None;
+        };
+        let cur = self.history.back()?;
+        let prev = self.history.len().checked_sub(2).map(|i| &self.history[i]);
+        let nodes = cpus::thread_flow_nodes(&self.host.topology, prev, cur, tid, start_time_ns);
+        Some((r, nodes))
     }
 
     /// Apply one user action; the Effect tells the event loop what else to do.
     pub fn apply(&mut self, a: Action) -> Effect {
         match a {
             Action::Quit => return Effect::Quit,
-            Action::ToggleHelp => self.help = !self.help,
+            Action::ToggleHelp => {
+                self.help = !self.help;
+                self.help_scroll = 0;
+            }
             Action::CloseHelp => self.help = false,
+            Action::HelpScroll(d) => {
+                self.help_scroll = (i32::from(self.help_scroll) + d).clamp(0, 200) as u16;
+            }
+            Action::ShowCpus => self.show(View::Cpus),
+            Action::ShowNuma => self.show(View::Numa),
+            Action::ToggleMatrix => {
+                if self.view == View::Numa {
+                    self.numa_matrix = !self.numa_matrix;
+                } else {
+                    self.view = View::Numa;
+                    self.numa_matrix = true;
+                }
+            }
             Action::FilterStart => self.filter_editing = true,
             Action::FilterChar(c) => {
                 if !c.is_control() && self.filter.chars().count() < 64 {
@@ -359,7 +446,9 @@ impl AppState {
                 self.refresh(true);
             }
             Action::Escape => {
-                if !self.filter.is_empty() {
+                if !self.view.is_table() {
+                    self.view = self.table_view;
+                } else if !self.filter.is_empty() {
                     self.filter.clear();
                     self.refresh(true);
                 } else {
@@ -391,12 +480,32 @@ impl AppState {
             }
             Action::IntervalUp => return self.step_interval(true),
             Action::IntervalDown => return self.step_interval(false),
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Home
+            | Action::End
+                if self.view == View::Cpus =>
+            {
+                let page = self.page().max(1) as isize;
+                match a {
+                    Action::Up => self.scroll_cpus(-1),
+                    Action::Down => self.scroll_cpus(1),
+                    Action::PageUp => self.scroll_cpus(-page),
+                    Action::PageDown => self.scroll_cpus(page),
+                    Action::Home => self.cpu_scroll = 0,
+                    _ => self.scroll_cpus(isize::MAX),
+                }
+                return Effect::None;
+            }
             Action::Up => self.select(self.selected.saturating_sub(1)),
             Action::Down => self.select(self.selected.saturating_add(1)),
             Action::PageUp => self.select(self.selected.saturating_sub(self.page().max(1))),
             Action::PageDown => self.select(self.selected.saturating_add(self.page().max(1))),
             Action::Home => self.select(0),
             Action::End => self.select(usize::MAX),
+            Action::ToggleDetail if !self.view.is_table() => {}
             Action::ToggleDetail => {
                 self.detail = !self.detail;
                 self.select(self.selected);

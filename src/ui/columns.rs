@@ -20,6 +20,8 @@ pub enum Column {
     P99Slice,
     P99Wait,
     Migr,
+    /// cross-node migrations per second
+    Xnode,
 }
 
 const THREAD_COLUMNS: &[Column] = &[
@@ -34,6 +36,7 @@ const THREAD_COLUMNS: &[Column] = &[
     Column::P99Slice,
     Column::P99Wait,
     Column::Migr,
+    Column::Xnode,
 ];
 
 const PROCESS_COLUMNS: &[Column] = &[
@@ -47,6 +50,7 @@ const PROCESS_COLUMNS: &[Column] = &[
     Column::P99Slice,
     Column::P99Wait,
     Column::Migr,
+    Column::Xnode,
 ];
 
 /// Gap between columns.
@@ -69,6 +73,7 @@ impl Column {
             Column::P99Slice => "P99SLICE",
             Column::P99Wait => "P99WAIT",
             Column::Migr => "MIGR/s",
+            Column::Xnode => "XNODE/s",
         }
     }
 
@@ -86,12 +91,14 @@ impl Column {
             Column::AvgSlice | Column::P99Slice => 8,
             Column::P99Wait => 7,
             Column::Migr => 6,
+            Column::Xnode => 7,
         }
     }
 
     /// Higher goes first when the table does not fit.
     fn drop_rank(self) -> u8 {
         match self {
+            Column::Xnode => 11,
             Column::Pid => 10,
             Column::Migr => 9,
             Column::Cpu => 8,
@@ -132,6 +139,7 @@ impl Column {
             Column::P99Slice => r.p99_slice_us.map_or_else(dash, format::duration_us),
             Column::P99Wait => r.p99_wait_us.map_or_else(dash, format::duration_us),
             Column::Migr => r.migr_s.map_or_else(dash, format::rate),
+            Column::Xnode => r.xnode_s.map_or_else(dash, format::rate),
         }
     }
 
@@ -150,6 +158,7 @@ impl Column {
             Column::P99Slice => r.p99_slice_us.map(|v| v as f64),
             Column::P99Wait => r.p99_wait_us.map(|v| v as f64),
             Column::Migr => r.migr_s,
+            Column::Xnode => r.xnode_s,
         }
     }
 
@@ -182,18 +191,19 @@ impl Column {
     }
 }
 
-/// Every column of a view, in display order.
+/// Every column of a table view, in display order (the CPU and NUMA views
+/// keep the threads table's rows and selection, so they answer with its).
 pub fn columns_of(view: View) -> &'static [Column] {
     match view {
-        View::Threads => THREAD_COLUMNS,
         View::Processes => PROCESS_COLUMNS,
+        View::Threads | View::Cpus | View::Numa => THREAD_COLUMNS,
     }
 }
 
 /// The view's default sort column.
 pub fn default_sort(view: View) -> Column {
     match view {
-        View::Threads | View::Processes => Column::Nvcsw,
+        View::Threads | View::Processes | View::Cpus | View::Numa => Column::Nvcsw,
     }
 }
 
@@ -245,6 +255,12 @@ mod tests {
         let at80: Vec<Column> = fit(View::Threads, 80).iter().map(|c| c.0).collect();
         assert!(!at80.contains(&Column::Pid));
         assert!(at80.contains(&Column::Nvcsw) && at80.contains(&Column::Comm));
+        // cross-node migrations are the first to go, then PID
+        assert!(!at80.contains(&Column::Xnode) && at80.contains(&Column::Migr));
+        let at90: Vec<Column> = fit(View::Threads, 90).iter().map(|c| c.0).collect();
+        assert!(!at90.contains(&Column::Xnode) && at90.contains(&Column::Pid));
+        let at100: Vec<Column> = fit(View::Threads, 100).iter().map(|c| c.0).collect();
+        assert!(at100.contains(&Column::Xnode));
         for w in 0..220u16 {
             for view in [View::Threads, View::Processes] {
                 let f = fit(view, w);

@@ -23,8 +23,17 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         return Some(Action::Quit);
     }
     if app.help {
-        // like htop: any key leaves the help screen
-        return Some(Action::CloseHelp);
+        // like htop: any key leaves the help screen, except the ones that
+        // scroll it (it can be longer than a small terminal)
+        return Some(match k.code {
+            KeyCode::Up => Action::HelpScroll(-1),
+            KeyCode::Down => Action::HelpScroll(1),
+            KeyCode::PageUp => Action::HelpScroll(-10),
+            KeyCode::PageDown => Action::HelpScroll(10),
+            KeyCode::Home => Action::HelpScroll(-1000),
+            KeyCode::End => Action::HelpScroll(1000),
+            _ => Action::CloseHelp,
+        });
     }
     if let Some(a) = navigation(k.code) {
         return Some(a);
@@ -57,6 +66,9 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Enter => Action::ToggleDetail,
         KeyCode::Char('a') => Action::ToggleHistScope,
         KeyCode::Char('F') => Action::ToggleFollow,
+        KeyCode::Char('c') => Action::ShowCpus,
+        KeyCode::Char('n') => Action::ShowNuma,
+        KeyCode::Char('m') => Action::ToggleMatrix,
         _ => return None,
     };
     Some(a)
@@ -77,7 +89,10 @@ fn navigation(code: KeyCode) -> Option<Action> {
 /// Every key, for the help overlay: (keys, what they do).
 pub const HELP: &[(&str, &str)] = &[
     ("q  Ctrl-C  F10", "quit"),
-    ("?  h  F1", "this help (any key closes it)"),
+    (
+        "?  h  F1",
+        "this help (arrows scroll, any other key closes)",
+    ),
     (
         "/  F4",
         "filter by name or pid (Enter keeps it, Esc clears)",
@@ -93,5 +108,12 @@ pub const HELP: &[(&str, &str)] = &[
     ("+  -", "longer / shorter interval"),
     ("Up Down PgUp PgDn", "move the selection"),
     ("Home  End", "first / last row"),
-    ("Esc", "clear the filter, else close the detail pane"),
+    ("c", "CPU view: run queues per CPU, grouped by node"),
+    ("n", "NUMA view: migrations between nodes"),
+    ("m", "NUMA view: node x node matrix <-> map"),
+    (
+        "Up Down in c, n",
+        "CPU view: scroll; NUMA view: pick the highlighted thread",
+    ),
+    ("Esc", "back to the table; else clear filter / close detail"),
 ];

@@ -40,7 +40,7 @@ pub fn areas(area: Rect, app: &AppState) -> Areas {
     let info = line(body_y, body_h.min(1));
     let rest_y = body_y + info.height;
     let rest = body_h - info.height;
-    let (table_h, detail) = if app.detail {
+    let (table_h, detail) = if app.detail && app.view.is_table() {
         let room = if rest < 8 {
             rest.saturating_sub(2)
         } else {

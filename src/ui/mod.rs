@@ -4,6 +4,7 @@
 pub mod action;
 pub mod app;
 pub mod columns;
+pub mod cpus;
 pub mod feed;
 pub mod fixtures;
 pub mod format;

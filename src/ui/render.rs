@@ -21,13 +21,15 @@ pub fn render(app: &AppState, f: &mut Frame) {
     match app.view {
         View::Threads => views::threads::render(app, f, a.table),
         View::Processes => views::processes::render(app, f, a.table),
+        View::Cpus => views::cpus::render(app, f, a.table),
+        View::Numa => views::numa::render(app, f, a.table),
     }
     if let Some(d) = a.detail {
         views::detail::render(app, f, d);
     }
     views::footer::render(app, f, a.footer);
     if app.help {
-        views::help::render(f, area);
+        views::help::render(app, f, area);
     }
 }
 

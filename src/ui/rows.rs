@@ -35,6 +35,8 @@ pub struct Row {
     pub p99_slice_us: Option<u64>,
     pub p99_wait_us: Option<u64>,
     pub migr_s: Option<f64>,
+    /// cross-node migrations per second (None where the source cannot see them)
+    pub xnode_s: Option<f64>,
     /// the interval's histograms (None where the source has none)
     pub slice_hist: Option<Log2Hist>,
     pub wait_hist: Option<Log2Hist>,
@@ -65,6 +67,7 @@ struct Totals {
     involuntary: u64,
     oncpu_ns: u64,
     migrations: Option<u64>,
+    cross_node_migrations: Option<u64>,
     slice_hist: Option<Log2Hist>,
     wait_hist: Option<Log2Hist>,
 }
@@ -76,6 +79,7 @@ impl Totals {
             involuntary: i.involuntary,
             oncpu_ns: i.oncpu_ns,
             migrations: i.migrations,
+            cross_node_migrations: i.cross_node_migrations,
             slice_hist: i.slice_hist.clone(),
             wait_hist: i.wait_hist.clone(),
         }
@@ -87,6 +91,9 @@ impl Totals {
         self.oncpu_ns += o.oncpu_ns;
         if let Some(m) = o.migrations {
             self.migrations = Some(self.migrations.unwrap_or(0) + m);
+        }
+        if let Some(m) = o.cross_node_migrations {
+            self.cross_node_migrations = Some(self.cross_node_migrations.unwrap_or(0) + m);
         }
         merge_hist(&mut self.slice_hist, &o.slice_hist);
         merge_hist(&mut self.wait_hist, &o.wait_hist);
@@ -117,6 +124,9 @@ fn fill(row: &mut Row, t: Option<&Totals>, dt: f64) {
     row.p99_slice_us = t.slice_hist.as_ref().and_then(|h| h.quantile_us(0.99));
     row.p99_wait_us = t.wait_hist.as_ref().and_then(|h| h.quantile_us(0.99));
     row.migr_s = t.migrations.map(|m| ThreadInterval::per_s(m, dt));
+    row.xnode_s = t
+        .cross_node_migrations
+        .map(|m| ThreadInterval::per_s(m, dt));
     row.slice_hist = t.slice_hist.clone();
     row.wait_hist = t.wait_hist.clone();
 }
@@ -138,6 +148,7 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         p99_slice_us: None,
         p99_wait_us: None,
         migr_s: None,
+        xnode_s: None,
         slice_hist: None,
         wait_hist: None,
     }

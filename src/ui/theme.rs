@@ -66,3 +66,39 @@ pub fn sparkline() -> Style {
 pub fn border() -> Style {
     Style::new().fg(Color::Blue)
 }
+
+/// Run-queue heat, level 0 (empty) to 5 (4 or more waiting).
+pub fn heat(level: usize) -> Style {
+    match level {
+        0 => Style::new().fg(Color::DarkGray),
+        1 | 2 => Style::new().fg(Color::Green),
+        3 => Style::new().fg(Color::Yellow),
+        4 => Style::new().fg(Color::Red),
+        _ => Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+    }
+}
+
+/// A migration flow by its share of the biggest one: 0 small, 1 middle,
+/// 2 big.
+pub fn flow_color(tier: usize) -> Color {
+    match tier {
+        0 => Color::Cyan,
+        1 => Color::Yellow,
+        _ => Color::Red,
+    }
+}
+
+/// The selected thread's flows in the NUMA view.
+pub const FLOW_HIGHLIGHT: Color = Color::Magenta;
+
+pub fn flow_highlight() -> Style {
+    Style::new()
+        .fg(Color::Black)
+        .bg(FLOW_HIGHLIGHT)
+        .add_modifier(Modifier::BOLD)
+}
+
+/// A NUMA node's box.
+pub fn node_box() -> Style {
+    Style::new().fg(Color::Green)
+}

@@ -11,6 +11,32 @@ use crate::ui::theme;
 /// (key, label, rank): the highest rank is left out first when the line
 /// is too narrow.
 fn hints(app: &AppState) -> Vec<(&'static str, &'static str, u8)> {
+    match app.view {
+        View::Cpus => {
+            return vec![
+                ("F1", "Help", 0),
+                ("Esc", "Back", 0),
+                ("n", "NUMA", 3),
+                ("Up/Dn", "Scroll", 4),
+                ("Spc", if app.paused { "Resume" } else { "Pause" }, 1),
+                ("+-", "Interval", 5),
+                ("q", "Quit", 0),
+            ]
+        }
+        View::Numa => {
+            return vec![
+                ("F1", "Help", 0),
+                ("Esc", "Back", 0),
+                ("m", if app.numa_matrix { "Map" } else { "Matrix" }, 2),
+                ("c", "CPUs", 3),
+                ("Up/Dn", "Thread", 4),
+                ("Spc", if app.paused { "Resume" } else { "Pause" }, 1),
+                ("+-", "Interval", 5),
+                ("q", "Quit", 0),
+            ]
+        }
+        View::Threads | View::Processes => {}
+    }
     vec![
         ("F1", "Help", 0),
         ("/", "Filter", 2),
@@ -18,12 +44,14 @@ fn hints(app: &AppState) -> Vec<(&'static str, &'static str, u8)> {
         ("I", "Invert", 7),
         (
             "H",
-            match app.view {
-                View::Threads => "Procs",
+            match app.table_view {
                 View::Processes => "Threads",
+                _ => "Procs",
             },
             4,
         ),
+        ("c", "CPUs", 9),
+        ("n", "NUMA", 9),
         ("Enter", "Detail", 5),
         ("F", "Follow", 8),
         ("Spc", if app.paused { "Resume" } else { "Pause" }, 1),

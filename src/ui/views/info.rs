@@ -12,10 +12,17 @@ pub fn view_name(view: View) -> &'static str {
     match view {
         View::Threads => "Threads",
         View::Processes => "Processes",
+        View::Cpus => "CPUs",
+        View::Numa => "NUMA",
     }
 }
 
 pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
+    match app.view {
+        View::Cpus => return super::cpus::render_info(app, f, area),
+        View::Numa => return super::numa::render_info(app, f, area),
+        View::Threads | View::Processes => {}
+    }
     let arrow = if app.sort.descending_by_default() != app.sort_inverted {
         "▼"
     } else {

@@ -1,10 +1,12 @@
 //! One file per part of the screen; each draws from `&AppState` only.
+pub mod cpus;
 pub mod detail;
 pub mod footer;
 pub mod header;
 pub mod help;
 pub mod hist;
 pub mod info;
+pub mod numa;
 pub mod processes;
 pub mod table;
 pub mod threads;

@@ -1,0 +1,352 @@
+//! Figures of the CPU (`c`) and NUMA (`n`) views, derived once per Sample
+//! from two neighbouring Samples with `model::rates` and `model::flows`,
+//! and the bounded run-queue history behind the CPU sparklines.
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use crate::model::flows::{node_flows, NodeFlow};
+use crate::model::rates::{cpu_intervals, elapsed_s, migration_deltas, ThreadInterval};
+use crate::model::{Sample, Topology};
+
+/// Points of run-queue history kept per CPU (one per interval).
+pub const CPU_HISTORY_CAP: usize = 300;
+
+/// One CPU's run queue over one interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RqPoint {
+    pub avg: f32,
+    pub max: u32,
+}
+
+/// What one CPU did during the last interval. Fields are None where the
+/// source cannot see them (no run-queue sampler, no migration matrix, the
+/// CPU missing from the Sample).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpuFigures {
+    pub cpu: u32,
+    pub node: u32,
+    pub llc: u32,
+    /// run-queue length, the interval's average and maximum
+    pub rq_now: Option<f64>,
+    pub rq_max: Option<u64>,
+    pub busy_pct: Option<f64>,
+    pub switches_s: Option<f64>,
+    /// migrations into / out of this CPU per second (any source CPU)
+    pub migr_in_s: Option<f64>,
+    pub migr_out_s: Option<f64>,
+}
+
+/// The last interval, for both views.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CpuView {
+    pub interval_s: f64,
+    /// in topology order: node, LLC, CPU
+    pub cpus: Vec<CpuFigures>,
+    /// node→node migration counts of the interval (including same-node)
+    pub flows: Vec<NodeFlow>,
+    /// the source counts CPU→CPU migrations (BPF); procfs does not
+    pub has_migrations: bool,
+}
+
+impl CpuView {
+    /// Migrations per second from `from` to `to` (same node: within it).
+    pub fn flow_s(&self, from: u32, to: u32) -> f64 {
+        let n = self
+            .flows
+            .iter()
+            .find(|f| f.from_node == from && f.to_node == to)
+            .map_or(0, |f| f.count);
+        ThreadInterval::per_s(n, self.interval_s)
+    }
+
+    /// All migrations per second, and those that crossed nodes.
+    pub fn totals_s(&self) -> (f64, f64) {
+        let all: u64 = self.flows.iter().map(|f| f.count).sum();
+        let cross = crate::model::flows::cross_node_total(&self.flows);
+        (
+            ThreadInterval::per_s(all, self.interval_s),
+            ThreadInterval::per_s(cross, self.interval_s),
+        )
+    }
+
+    /// Cross-node flows, biggest first (ties by node ids).
+    pub fn cross_flows(&self) -> Vec<NodeFlow> {
+        let mut v: Vec<NodeFlow> = self
+            .flows
+            .iter()
+            .filter(|f| f.from_node != f.to_node && f.count > 0)
+            .copied()
+            .collect();
+        v.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then((a.from_node, a.to_node).cmp(&(b.from_node, b.to_node)))
+        });
+        v
+    }
+}
+
+/// The CPUs of the topology in display order: node, LLC, CPU.
+pub fn display_order(t: &Topology) -> Vec<(u32, u32, u32)> {
+    let mut v: Vec<(u32, u32, u32)> = t.cpus.iter().map(|c| (c.node, c.llc, c.cpu)).collect();
+    v.sort_unstable();
+    v
+}
+
+/// The figures of the interval ending with `cur`; None without an earlier
+/// Sample (cumulative counters give no rate yet). CPUs the topology does
+/// not know (hotplugged since the stream began) are left out, as in
+/// `node_flows`.
+pub fn derive(topology: &Topology, prev: Option<&Sample>, cur: &Sample) -> Option<CpuView> {
+    let prev = prev?;
+    let dt = elapsed_s(prev, cur);
+    let per = cpu_intervals(Some(prev), cur, dt);
+    let by_cpu: HashMap<u32, _> = per.iter().map(|c| (c.cpu, c)).collect();
+    let moves = migration_deltas(Some(prev), cur);
+    let has_migrations =
+        !cur.migrations.is_empty() || cur.threads.iter().any(|t| t.migrations.is_some());
+    let mut into: HashMap<u32, u64> = HashMap::new();
+    let mut out: HashMap<u32, u64> = HashMap::new();
+    for &(from, to, n) in &moves {
+        *out.entry(from).or_default() += n;
+        *into.entry(to).or_default() += n;
+    }
+    let rate = |n: u64| ThreadInterval::per_s(n, dt);
+    let cpus = display_order(topology)
+        .into_iter()
+        .map(|(node, llc, cpu)| {
+            let iv = by_cpu.get(&cpu);
+            CpuFigures {
+                cpu,
+                node,
+                llc,
+                rq_now: iv.and_then(|c| c.rq.as_ref()).map(|r| r.avg),
+                rq_max: iv.and_then(|c| c.rq.as_ref()).map(|r| r.max),
+                busy_pct: iv
+                    .filter(|_| dt > 0.0)
+                    .map(|c| (c.busy_ns as f64 / 1e9 / dt * 100.0).min(100.0)),
+                switches_s: iv.map(|c| rate(c.switches)),
+                migr_in_s: has_migrations.then(|| rate(into.get(&cpu).copied().unwrap_or(0))),
+                migr_out_s: has_migrations.then(|| rate(out.get(&cpu).copied().unwrap_or(0))),
+            }
+        })
+        .collect();
+    Some(CpuView {
+        interval_s: dt,
+        cpus,
+        flows: node_flows(topology, &moves),
+        has_migrations,
+    })
+}
+
+/// Run-queue length per CPU over the kept intervals, oldest first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CpuHistory {
+    pub series: BTreeMap<u32, VecDeque<RqPoint>>,
+}
+
+impl CpuHistory {
+    /// Append the interval's points; forget CPUs that are gone.
+    pub fn push(&mut self, view: &CpuView) {
+        self.series
+            .retain(|cpu, _| view.cpus.iter().any(|c| c.cpu == *cpu));
+        for c in &view.cpus {
+            let (Some(avg), Some(max)) = (c.rq_now, c.rq_max) else {
+                continue;
+            };
+            let s = self.series.entry(c.cpu).or_default();
+            if s.len() >= CPU_HISTORY_CAP {
+                s.pop_front();
+            }
+            s.push_back(RqPoint {
+                avg: avg as f32,
+                max: u32::try_from(max).unwrap_or(u32::MAX),
+            });
+        }
+    }
+
+    pub fn get(&self, cpu: u32) -> Option<&VecDeque<RqPoint>> {
+        self.series.get(&cpu).filter(|s| !s.is_empty())
+    }
+
+    /// Mean of the kept interval averages.
+    pub fn avg(&self, cpu: u32) -> Option<f64> {
+        let s = self.get(cpu)?;
+        Some(s.iter().map(|p| f64::from(p.avg)).sum::<f64>() / s.len() as f64)
+    }
+
+    /// Longest queue seen in the kept intervals.
+    pub fn max(&self, cpu: u32) -> Option<u64> {
+        self.get(cpu)?.iter().map(|p| u64::from(p.max)).max()
+    }
+}
+
+/// Per-node sums of the CPU figures (the grid's and list's summary line).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeSummary {
+    pub node: u32,
+    pub cpus: Vec<u32>,
+    /// mean of the CPUs' interval averages
+    pub rq_now: Option<f64>,
+    /// mean of the CPUs' history averages, and the longest queue in it
+    pub rq_avg: Option<f64>,
+    pub rq_max: Option<u64>,
+    pub busy_pct: Option<f64>,
+    pub switches_s: Option<f64>,
+    /// cross-node migrations per second into / out of the node
+    pub xin_s: Option<f64>,
+    pub xout_s: Option<f64>,
+    /// migrations between the node's own CPUs per second
+    pub local_s: Option<f64>,
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// One summary per node, in node order.
+pub fn node_summaries(view: &CpuView, hist: &CpuHistory) -> Vec<NodeSummary> {
+    let mut nodes: BTreeMap<u32, Vec<&CpuFigures>> = BTreeMap::new();
+    for c in &view.cpus {
+        nodes.entry(c.node).or_default().push(c);
+    }
+    nodes
+        .into_iter()
+        .map(|(node, cs)| {
+            let now: Vec<f64> = cs.iter().filter_map(|c| c.rq_now).collect();
+            let avg: Vec<f64> = cs.iter().filter_map(|c| hist.avg(c.cpu)).collect();
+            let busy: Vec<f64> = cs.iter().filter_map(|c| c.busy_pct).collect();
+            let sw: Vec<f64> = cs.iter().filter_map(|c| c.switches_s).collect();
+            let (mut xin, mut xout) = (0.0, 0.0);
+            for f in &view.flows {
+                if f.from_node == f.to_node {
+                    continue;
+                }
+                if f.to_node == node {
+                    xin += ThreadInterval::per_s(f.count, view.interval_s);
+                }
+                if f.from_node == node {
+                    xout += ThreadInterval::per_s(f.count, view.interval_s);
+                }
+            }
+            let m = view.has_migrations;
+            // one node: nothing can cross
+            let x = m && view.cpus.iter().any(|c| c.node != node);
+            NodeSummary {
+                node,
+                cpus: cs.iter().map(|c| c.cpu).collect(),
+                rq_now: mean(&now),
+                rq_avg: mean(&avg),
+                rq_max: cs.iter().filter_map(|c| hist.max(c.cpu)).max(),
+                busy_pct: mean(&busy),
+                switches_s: (!sw.is_empty()).then(|| sw.iter().sum()),
+                xin_s: x.then_some(xin),
+                xout_s: x.then_some(xout),
+                local_s: m.then(|| view.flow_s(node, node)),
+            }
+        })
+        .collect()
+}
+
+/// "0-7", "0,2,4-5": a CPU list the way the kernel writes one.
+pub fn cpu_list(cpus: &[u32]) -> String {
+    let mut v = cpus.to_vec();
+    v.sort_unstable();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            v[i].to_string()
+        } else {
+            format!("{}-{}", v[i], v[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// The nodes whose cross-node flows belong to the thread: it has no
+/// node→node matrix of its own, only a cross-node count, so these are the
+/// nodes it was last seen on (previous and current Sample). Empty when the
+/// thread did not cross nodes in the interval.
+pub fn thread_flow_nodes(
+    topology: &Topology,
+    prev: Option<&Sample>,
+    cur: &Sample,
+    tid: u32,
+    start_time_ns: u64,
+) -> Vec<u32> {
+    let Some(t) = cur
+        .threads
+        .iter()
+        .find(|t| t.tid == tid && t.start_time_ns == start_time_ns)
+    else {
+        return Vec::new();
+    };
+    let before = prev.and_then(|p| {
+        p.threads
+            .iter()
+            .find(|x| x.tid == tid && x.start_time_ns == start_time_ns)
+    });
+    let crossed = match (t.cross_node_migrations, before) {
+        (Some(now), Some(b)) => {
+            crate::model::rates::counter_delta(now, b.cross_node_migrations.unwrap_or(0)) > 0
+        }
+        _ => false,
+    };
+    if !crossed {
+        return Vec::new();
+    }
+    let mut nodes: Vec<u32> = [Some(t.cpu), before.map(|b| b.cpu)]
+        .into_iter()
+        .flatten()
+        .filter_map(|c| topology.node_of(c))
+        .collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_compress_ranges() {
+        assert_eq!(cpu_list(&[0, 1, 2, 3]), "0-3");
+        assert_eq!(cpu_list(&[5, 0, 2, 3]), "0,2-3,5");
+        assert_eq!(cpu_list(&[]), "");
+    }
+
+    #[test]
+    fn history_is_bounded_and_averages() {
+        let mut h = CpuHistory::default();
+        for i in 0..(CPU_HISTORY_CAP + 10) {
+            let view = CpuView {
+                interval_s: 1.0,
+                cpus: vec![CpuFigures {
+                    cpu: 3,
+                    node: 0,
+                    llc: 0,
+                    rq_now: Some(if i % 2 == 0 { 1.0 } else { 3.0 }),
+                    rq_max: Some(if i == CPU_HISTORY_CAP + 9 { 7 } else { 4 }),
+                    busy_pct: None,
+                    switches_s: None,
+                    migr_in_s: None,
+                    migr_out_s: None,
+                }],
+                ..Default::default()
+            };
+            h.push(&view);
+        }
+        assert_eq!(h.get(3).unwrap().len(), CPU_HISTORY_CAP);
+        assert!((h.avg(3).unwrap() - 2.0).abs() < 1e-6);
+        assert_eq!(h.max(3), Some(7));
+        // the CPU went away: its series goes too
+        h.push(&CpuView::default());
+        assert!(h.get(3).is_none());
+    }
+}
