@@ -19,6 +19,7 @@ fn completions_know_the_subcommands_and_options() {
     let bash = run(&["completions", "bash"]);
     for word in [
         "record",
+        "replay",
         "dump",
         "trace",
         "doctor",
