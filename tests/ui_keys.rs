@@ -326,3 +326,125 @@ fn resize_keeps_selection_visible() {
     app.apply(Action::Down);
     assert_eq!(app.selected, sel);
 }
+
+#[test]
+fn cpu_and_numa_views_and_back() {
+    let mut app = app();
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    let sel = app.selected_key;
+    assert!(sel.is_some());
+    // c shows the CPU view; c again goes back to the table
+    key(&mut app, KeyCode::Char('c'));
+    assert_eq!(app.view, View::Cpus);
+    key(&mut app, KeyCode::Char('c'));
+    assert_eq!(app.view, View::Threads);
+    // n shows NUMA, keeping the selected thread; Esc goes back
+    key(&mut app, KeyCode::Char('n'));
+    assert_eq!(app.view, View::Numa);
+    assert_eq!(
+        app.selected_key, sel,
+        "the selection is kept for the NUMA view"
+    );
+    assert_eq!(
+        app.highlighted_thread().map(|(r, _)| r.key),
+        sel,
+        "the NUMA view highlights the selected thread"
+    );
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.view, View::Threads);
+    assert_eq!(app.selected_key, sel);
+    // m toggles the matrix in the NUMA view, and opens it from elsewhere
+    key(&mut app, KeyCode::Char('m'));
+    assert_eq!((app.view, app.numa_matrix), (View::Numa, true));
+    key(&mut app, KeyCode::Char('m'));
+    assert_eq!((app.view, app.numa_matrix), (View::Numa, false));
+    key(&mut app, KeyCode::Char('n'));
+    assert_eq!(app.view, View::Threads);
+    // c from n, then n from c: straight across, back to the table at the end
+    key(&mut app, KeyCode::Char('n'));
+    key(&mut app, KeyCode::Char('c'));
+    assert_eq!(app.view, View::Cpus);
+    key(&mut app, KeyCode::Char('n'));
+    assert_eq!(app.view, View::Numa);
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.view, View::Threads);
+    // from the processes table, back goes to processes
+    key(&mut app, KeyCode::Char('H'));
+    key(&mut app, KeyCode::Char('c'));
+    assert_eq!(app.view, View::Cpus);
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.view, View::Processes);
+    // H from the CPU view shows the other table
+    key(&mut app, KeyCode::Char('c'));
+    key(&mut app, KeyCode::Char('H'));
+    assert_eq!(app.view, View::Threads);
+}
+
+#[test]
+fn esc_in_the_cpu_view_keeps_the_filter() {
+    let mut app = app();
+    key(&mut app, KeyCode::Char('/'));
+    chars(&mut app, "enc");
+    key(&mut app, KeyCode::Enter);
+    key(&mut app, KeyCode::Char('c'));
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.view, View::Threads);
+    assert_eq!(app.filter, "enc", "the first Esc only leaves the view");
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.filter, "");
+}
+
+#[test]
+fn arrows_scroll_the_cpu_list_not_the_selection() {
+    let topology = fixtures::numa_topology(16, 8);
+    let mut app = fixtures::numa_app(topology, 80, 40);
+    let sel = app.selected_key;
+    key(&mut app, KeyCode::Char('c'));
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.cpu_scroll, 2);
+    assert_eq!(app.selected_key, sel);
+    key(&mut app, KeyCode::Up);
+    assert_eq!(app.cpu_scroll, 1);
+    key(&mut app, KeyCode::End);
+    // 128 CPU lines and 16 node titles
+    assert_eq!(app.cpu_scroll, 128 + 16 - 1);
+    key(&mut app, KeyCode::PageDown);
+    assert_eq!(app.cpu_scroll, 128 + 16 - 1, "clamped");
+    key(&mut app, KeyCode::Home);
+    assert_eq!(app.cpu_scroll, 0);
+    key(&mut app, KeyCode::Up);
+    assert_eq!(app.cpu_scroll, 0);
+    // Enter opens no detail pane over the CPU view
+    key(&mut app, KeyCode::Enter);
+    assert!(!app.detail);
+    // in the NUMA view the arrows pick another thread to highlight
+    key(&mut app, KeyCode::Char('n'));
+    key(&mut app, KeyCode::Down);
+    assert_ne!(app.selected_key, sel);
+    assert_eq!(app.selected, 1);
+}
+
+#[test]
+fn help_scrolls_with_arrows_and_closes_on_other_keys() {
+    let mut app = app();
+    key(&mut app, KeyCode::Char('?'));
+    assert_eq!(app.help_scroll, 0);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    assert!(app.help, "arrows scroll, they do not close");
+    assert_eq!(app.help_scroll, 2);
+    key(&mut app, KeyCode::PageUp);
+    assert_eq!(app.help_scroll, 0);
+    key(&mut app, KeyCode::End);
+    assert!(app.help_scroll > 20);
+    let sel = app.selected;
+    key(&mut app, KeyCode::Char('c'));
+    assert!(!app.help);
+    assert_eq!(app.view, View::Threads, "the closing key does nothing else");
+    assert_eq!(app.selected, sel);
+    // reopened, it starts at the top
+    key(&mut app, KeyCode::F(1));
+    assert_eq!(app.help_scroll, 0);
+}
