@@ -2,6 +2,9 @@
 //! (1 node/2 CPUs, 2/8, 4/32 and the 16-node 128-CPU server of seed 004)
 //! at 80x24 and 200x50, the selected thread's highlighted flows (styles
 //! read from the Buffer), the XNODE/s column, and no panic at any size.
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 
@@ -18,13 +21,21 @@ const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
 const TOPOLOGIES: [(u32, u32); 4] = [(1, 2), (2, 4), (4, 8), (16, 8)];
 
 /// The topology as sysfs describes it, read back by `read_topology` (and
-/// the same as the fixture's own).
+/// the same as the fixture's own). Written once per shape: a 128-CPU tree
+/// is some 1500 files.
 fn topology(nodes: u32, per_node: u32) -> Topology {
-    let dir = tempfile::tempdir().unwrap();
-    write_fixture_tree(dir.path(), nodes, per_node).unwrap();
-    let t = read_topology(dir.path()).unwrap();
-    assert_eq!(t, fixtures::numa_topology(nodes, per_node));
-    t
+    static CACHE: Mutex<BTreeMap<(u32, u32), Topology>> = Mutex::new(BTreeMap::new());
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    cache
+        .entry((nodes, per_node))
+        .or_insert_with(|| {
+            let dir = tempfile::tempdir().unwrap();
+            write_fixture_tree(dir.path(), nodes, per_node).unwrap();
+            let t = read_topology(dir.path()).unwrap();
+            assert_eq!(t, fixtures::numa_topology(nodes, per_node));
+            t
+        })
+        .clone()
 }
 
 fn app(nodes: u32, per_node: u32, w: u16, h: u16, actions: &[Action]) -> AppState {
@@ -401,11 +412,14 @@ fn no_size_panics_in_the_new_views() {
     let mut empty = AppState::new(fixtures::numa_host(topology(4, 8)), Mode::Live);
     empty.apply(Action::ShowNuma);
     states.push(empty);
+    // every size up to 20x12, the smallest drawn ones (40x8 is the
+    // minimum), then a coarse grid
     let small = (0..=20u16).flat_map(|w| (0..=12u16).map(move |h| (w, h)));
-    let large = (21..=210u16)
-        .step_by(11)
-        .flat_map(|w| (13..=60u16).step_by(7).map(move |h| (w, h)));
-    let sizes: Vec<(u16, u16)> = small.chain(large).collect();
+    let edge = (40..=44u16).flat_map(|w| (8..=11u16).map(move |h| (w, h)));
+    let large = (45..=210u16)
+        .step_by(33)
+        .flat_map(|w| (12..=60u16).step_by(12).map(move |h| (w, h)));
+    let sizes: Vec<(u16, u16)> = small.chain(edge).chain(large).collect();
     for app in &states {
         for &(w, h) in &sizes {
             let buf = render_to_buffer(app, w, h);

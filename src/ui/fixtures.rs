@@ -450,6 +450,7 @@ pub fn numa_samples_n(topology: &Topology, steps: usize) -> Vec<Sample> {
         let i = mine.iter().position(|&x| x == c).unwrap_or(0);
         mine[(i + 1) % mine.len()]
     };
+    let mut rq_so_far: Vec<(Vec<u64>, u64)> = vec![(vec![0; 4], 0); cpus.len()];
     (0..steps)
         .map(|step| {
             let n = step as u64 + 1; // intervals counted so far (incl. this one)
@@ -522,14 +523,12 @@ pub fn numa_samples_n(topology: &Topology, steps: usize) -> Vec<Sample> {
             }
             let cpu_samples = cpus
                 .iter()
-                .map(|&c| {
-                    let mut hist = vec![0u64; 4];
-                    let mut sum = 0;
-                    for k in 0..n {
-                        for (len, count) in rq_counts(topology, c, k) {
-                            hist[len as usize] += count;
-                            sum += len * count;
-                        }
+                .zip(rq_so_far.iter_mut())
+                .map(|(&c, (hist, sum))| {
+                    // cumulative: add this interval's samples to the earlier ones
+                    for (len, count) in rq_counts(topology, c, step as u64) {
+                        hist[len as usize] += count;
+                        *sum += len * count;
                     }
                     CpuSample {
                         cpu: c,
@@ -537,8 +536,8 @@ pub fn numa_samples_n(topology: &Topology, steps: usize) -> Vec<Sample> {
                         busy_ns: (1_000_000_000 - u64::from(c % 3) * 5_000_000) * n,
                         rq: Some(crate::model::RqSample {
                             samples: u64::from(NUMA_RQ_HZ) * n,
-                            sum,
-                            hist,
+                            sum: *sum,
+                            hist: hist.clone(),
                             freq_hz: NUMA_RQ_HZ,
                         }),
                     }
