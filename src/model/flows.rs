@@ -17,7 +17,8 @@ pub fn node_flows(topology: &Topology, cpu_moves: &[(u32, u32, u64)]) -> Vec<Nod
     let mut sums: BTreeMap<(u32, u32), u64> = BTreeMap::new();
     for &(from, to, count) in cpu_moves {
         if let (Some(f), Some(t)) = (topology.node_of(from), topology.node_of(to)) {
-            *sums.entry((f, t)).or_default() += count;
+            let cell = sums.entry((f, t)).or_default();
+            *cell = cell.saturating_add(count);
         }
     }
     sums.into_iter()

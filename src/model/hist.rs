@@ -68,7 +68,7 @@ impl Log2Hist {
     }
 
     pub fn total(&self) -> u64 {
-        self.counts.iter().sum()
+        self.counts.iter().fold(0u64, |a, &c| a.saturating_add(c))
     }
 
     /// Counts added since `earlier`. If any slot went down the counters
@@ -102,7 +102,7 @@ impl Log2Hist {
         let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
         let mut seen = 0;
         for (slot, &c) in self.counts.iter().enumerate() {
-            seen += c;
+            seen = seen.saturating_add(c);
             if seen >= rank {
                 return Some(slot_high_us(slot).unwrap_or_else(|| slot_low_us(slot)));
             }

@@ -282,9 +282,9 @@ pub fn cpu_intervals(prev: Option<&Sample>, cur: &Sample, elapsed_s: f64) -> Vec
                 let expected = (elapsed_s * r.freq_hz as f64).round() as u64;
                 let missing = expected.saturating_sub(samples);
                 if let Some(first) = hist.first_mut() {
-                    first.1 += missing;
+                    first.1 = first.1.saturating_add(missing);
                 }
-                let total = samples + missing;
+                let total = samples.saturating_add(missing);
                 let max = hist
                     .iter()
                     .rev()
