@@ -35,6 +35,5 @@ pub fn cross_node_total(flows: &[NodeFlow]) -> u64 {
     flows
         .iter()
         .filter(|f| f.from_node != f.to_node)
-        .map(|f| f.count)
-        .sum()
+        .fold(0u64, |a, f| a.saturating_add(f.count))
 }

@@ -100,7 +100,7 @@ impl Log2Hist {
             return None;
         }
         let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
-        let mut seen = 0;
+        let mut seen = 0u64;
         for (slot, &c) in self.counts.iter().enumerate() {
             seen = seen.saturating_add(c);
             if seen >= rank {

@@ -144,7 +144,8 @@ pub struct Losses {
 
 impl Losses {
     pub fn total(&self) -> u64 {
-        self.thread_map_full + self.migration_matrix_overflow
+        self.thread_map_full
+            .saturating_add(self.migration_matrix_overflow)
     }
 }
 
