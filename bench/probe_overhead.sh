@@ -1,15 +1,34 @@
 #!/usr/bin/env bash
-# Probe overhead: `perf bench sched pipe` pinned to one CPU, with schedtop
-# attached (batch mode, all probes on) and without, interleaved pairs.
-# Prints every pair and the median ratio (target <= 1.05).
+# Probe overhead: `perf bench sched pipe` pinned to CPU 0 with schedtop
+# attached (batch mode, all probes on) and without, interleaved pairs whose
+# order alternates. Prints every pair and the median ratio (target <= 1.05).
 #   bench/probe_overhead.sh [PAIRS] [LOOPS]
+# SCHEDTOP_BIN=path picks the binary; SCHEDTOP_CPU=1 pins schedtop's own
+# user-space work (drains) to CPU 1, which leaves only the probes on CPU 0.
+# BPF_STATS=1 turns on kernel.bpf_stats_enabled for the run (restored after)
+# and prints the probes' own cost per event, which unlike the ratio does not
+# drown in the noise of a busy machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-12}
 loops=${2:-200000}
-bin=./target/release/schedtop
+bin=${SCHEDTOP_BIN:-./target/release/schedtop}
 [ -x "$bin" ] || cargo build --release --locked -q
 command -v perf >/dev/null || { echo "needs perf (apt-get install linux-perf)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "needs root (BPF)" >&2; exit 1; }
+
+work=$(mktemp -d)
+stats_was=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
+cleanup() {
+    rm -rf "$work"
+    if [ "${BPF_STATS:-}" = 1 ]; then echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled; fi
+}
+trap cleanup EXIT
+if [ "${BPF_STATS:-}" = 1 ]; then
+    command -v bpftool >/dev/null || { echo "BPF_STATS=1 needs bpftool" >&2; exit 1; }
+    echo 1 >/proc/sys/kernel/bpf_stats_enabled
+fi
+: >"$work/stats"
 
 # usecs/op of one pipe ping-pong run, both tasks on CPU 0
 one_run() {
@@ -17,17 +36,45 @@ one_run() {
         awk '/usecs\/op/ {print $1}'
 }
 
+# one run with schedtop attached; sets $with
+run_with() {
+    local pin=()
+    [ -n "${SCHEDTOP_CPU:-}" ] && pin=(taskset -c "$SCHEDTOP_CPU")
+    "${pin[@]}" "$bin" --batch -i 1 --require-bpf >"$work/out" 2>"$work/err" &
+    local pid=$!
+    # attached once the first interval is printed
+    for _ in $(seq 1 300); do
+        [ -s "$work/out" ] && break
+        kill -0 "$pid" 2>/dev/null || { cat "$work/err" >&2; exit 1; }
+        sleep 0.05
+    done
+    with=$(one_run)
+    if [ "${BPF_STATS:-}" = 1 ]; then
+        bpftool prog show | awk '/name (handle_|sample_runqueue)/ {
+            for (i = 1; i <= NF; i++) { if ($i == "name") n = $(i+1); if ($i == "run_time_ns") t = $(i+1); if ($i == "run_cnt") c = $(i+1) }
+            print n, t, c }' >>"$work/stats"
+    fi
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+}
+
 ratios=()
 for i in $(seq 1 "$pairs"); do
-    base=$(one_run)
-    "$bin" --batch -i 1 --require-bpf >/dev/null 2>/tmp/schedtop-bench.err &
-    pid=$!
-    sleep 1.5 # loaded and attached (the first drain has happened)
-    with=$(one_run)
-    kill "$pid"; wait "$pid" 2>/dev/null || true
+    # alternate which run goes first, so a drift in the machine's load
+    # does not favour one side
+    if [ $((i % 2)) = 1 ]; then
+        base=$(one_run)
+        run_with
+    else
+        run_with
+        base=$(one_run)
+    fi
     r=$(awk -v a="$with" -v b="$base" 'BEGIN {printf "%.4f", a / b}')
     ratios+=("$r")
     printf 'pair %2d: without %s us/op, with %s us/op, ratio %s\n' "$i" "$base" "$with" "$r"
 done
 median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else printf "%.4f\n", (a[NR/2] + a[NR/2+1]) / 2}')
 echo "median ratio (with schedtop / without), $pairs pairs: $median"
+if [ "${BPF_STATS:-}" = 1 ]; then
+    awk '{t[$1] += $2; c[$1] += $3} END {for (n in t) if (c[n] > 0) printf "probe cost %-18s %6.0f ns/event over %d events\n", n, t[n] / c[n], c[n]}' "$work/stats" | sort
+fi
