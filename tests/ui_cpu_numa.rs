@@ -431,3 +431,94 @@ fn no_size_panics_in_the_new_views() {
         assert!(w < 20 || s.contains("too small"), "{s}");
     }
 }
+
+/// The 16-node fixture plus a ring of flows node i -> i+1 at `rate(i)`
+/// migrations/s (cumulative counts added to every Sample).
+fn with_ring(w: u16, h: u16, rate: impl Fn(u32) -> u64) -> AppState {
+    let t = topology(16, 8);
+    let mut samples = fixtures::numa_samples(&t);
+    for (step, s) in samples.iter_mut().enumerate() {
+        for i in 0..16u32 {
+            let (from, to) = (i * 8 + 7, ((i + 1) % 16) * 8 + 7);
+            let add = rate(i) * (step as u64 + 1);
+            match s
+                .migrations
+                .iter_mut()
+                .find(|m| (m.from_cpu, m.to_cpu) == (from, to))
+            {
+                Some(m) => m.count += add,
+                None => s.migrations.push(schedtop::model::MigrationCount {
+                    from_cpu: from,
+                    to_cpu: to,
+                    count: add,
+                }),
+            }
+        }
+    }
+    let mut app = fixtures::app_with(fixtures::numa_host(t), samples, w, h);
+    app.apply(Action::ShowNuma);
+    app
+}
+
+#[test]
+fn only_the_top_flows_are_arrows_and_big_ones_are_red() {
+    // ring flows of 20..35/s; three of them (0->1, 2->3, 15->0) are also
+    // wanderers' (1/s more): with the fixture's 1/s flows, 23 in all
+    let app = with_ring(80, 24, |i| 20 + u64::from(i));
+    let buf = render_to_buffer(&app, 80, 24);
+    let s = buffer_text(&buf);
+    assert!(s.contains("arrows: top 12 of 23"), "{s}");
+    // the twelve biggest are ring flows 4..14 (24..34/s) and 15->0 (36/s);
+    // no 1/s label
+    let body: String = s.lines().skip(5).collect::<Vec<_>>().join("\n");
+    assert!(!body.contains("1.0"), "a small flow was drawn:\n{s}");
+    let heads = body.chars().filter(|c| "→↗↑↖←↙↓↘".contains(*c)).count();
+    assert!(heads <= 2 * 12, "{heads} arrow glyphs:\n{s}");
+    let drawn = (24..=34)
+        .chain([36])
+        .filter(|r| body.contains(&format!("{r}")))
+        .count();
+    assert!(
+        drawn >= 10,
+        "only {drawn} of the top flows' labels visible:\n{s}"
+    );
+    assert!(!body.contains("21") && !body.contains("23"), "{s}");
+    // the matrix (m) still has all of them
+    let mut m = app.clone();
+    m.apply(Action::ToggleMatrix);
+    let ms = screen(&m, 80, 24);
+    let row0: Vec<&str> = ms
+        .lines()
+        .find(|l| l.starts_with("N0 "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        row0[2], "21",
+        "N0->N1: ring 20/s plus the wanderer's 1/s: {row0:?}"
+    );
+
+    // weight by magnitude: under 10/s cyan, under 100/s yellow, else red
+    let app = with_ring(200, 50, |i| match i {
+        0 => 150,
+        1 => 40,
+        _ => 0,
+    });
+    let buf = render_to_buffer(&app, 200, 50);
+    let s = buffer_text(&buf);
+    let map_w = 200 - 74 - 2;
+    let fg_of = |label: &str| -> Vec<Color> {
+        ['→', '↗', '↑', '↖', '←', '↙', '↓', '↘']
+            .iter()
+            .flat_map(|g| find_all(&buf, &format!("{label}{g}"), 5, map_w))
+            .map(|(x, y)| buf[(x, y)].fg)
+            .collect()
+    };
+    // N0 -> N1 carries 150 + 1 (the wanderer), N1 -> N2 40
+    assert_eq!(fg_of("151"), vec![Color::Red], "{s}");
+    assert_eq!(fg_of("40"), vec![Color::Yellow], "{s}");
+    assert!(fg_of("1.0").iter().all(|&c| c == Color::Cyan), "{s}");
+    assert_eq!(schedtop::ui::views::numa::flow_tier(99.9), 1);
+    assert_eq!(schedtop::ui::views::numa::flow_tier(100.0), 2);
+    assert_eq!(schedtop::ui::views::numa::flow_tier(9.9), 0);
+}
