@@ -93,12 +93,17 @@ pub fn display_order(t: &Topology) -> Vec<(u32, u32, u32)> {
 }
 
 /// The figures of the interval ending with `cur`; None without an earlier
-/// Sample (cumulative counters give no rate yet). CPUs the topology does
+/// Sample (cumulative counters give no rate yet) or when `cur` is not later. CPUs the topology does
 /// not know (hotplugged since the stream began) are left out, as in
 /// `node_flows`.
 pub fn derive(topology: &Topology, prev: Option<&Sample>, cur: &Sample) -> Option<CpuView> {
     let prev = prev?;
     let dt = elapsed_s(prev, cur);
+    if dt <= 0.0 {
+        // not a later Sample (a replay that went back): no rates, and no
+        // history point made of counters since the start
+        return None;
+    }
     let per = cpu_intervals(Some(prev), cur, dt);
     let by_cpu: HashMap<u32, _> = per.iter().map(|c| (c.cpu, c)).collect();
     let moves = migration_deltas(Some(prev), cur);
@@ -313,6 +318,57 @@ pub fn thread_flow_nodes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_threads_flows_are_those_of_the_nodes_it_was_seen_on() {
+        use crate::model::{CpuTopology, ThreadSample};
+        let t = Topology {
+            cpus: (0..4)
+                .map(|cpu| CpuTopology {
+                    cpu,
+                    node: cpu / 2,
+                    llc: cpu / 2 * 2,
+                })
+                .collect(),
+        };
+        let th = |cpu, cross| ThreadSample {
+            tid: 7,
+            start_time_ns: 1,
+            cpu,
+            cross_node_migrations: Some(cross),
+            ..Default::default()
+        };
+        let s = |x: ThreadSample| Sample {
+            threads: vec![x],
+            ..Default::default()
+        };
+        // moved from node 0 to node 1
+        let (a, b) = (s(th(1, 4)), s(th(3, 5)));
+        assert_eq!(thread_flow_nodes(&t, Some(&a), &b, 7, 1), vec![0, 1]);
+        // went away and came back: its own node
+        let c = s(th(3, 7));
+        assert_eq!(thread_flow_nodes(&t, Some(&b), &c, 7, 1), vec![1]);
+        // no cross-node move in the interval, or another thread of that tid
+        assert!(thread_flow_nodes(&t, Some(&c), &c, 7, 1).is_empty());
+        assert!(thread_flow_nodes(&t, Some(&a), &b, 7, 2).is_empty());
+        assert!(thread_flow_nodes(&t, None, &b, 7, 1).is_empty());
+    }
+
+    #[test]
+    fn no_rates_without_a_later_sample() {
+        let t = Topology::default();
+        let a = Sample {
+            mono_ns: 5,
+            ..Default::default()
+        };
+        assert!(derive(&t, None, &a).is_none());
+        assert!(derive(&t, Some(&a), &a).is_none());
+        let b = Sample {
+            mono_ns: 1_000_000_005,
+            ..Default::default()
+        };
+        assert_eq!(derive(&t, Some(&a), &b).unwrap().interval_s, 1.0);
+    }
 
     #[test]
     fn cpu_lists_compress_ranges() {
