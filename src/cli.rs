@@ -75,6 +75,9 @@ pub struct TraceArgs {
     /// Kernel ring buffer size in MiB (a power of two); events that do not fit are counted as dropped
     #[arg(long, value_name = "MIB", default_value_t = 8, value_parser = parse_ringbuf_mib)]
     pub ringbuf_mib: u32,
+    /// Only the threads of this process (filtered in the kernel)
+    #[arg(short = 'p', long = "pid", value_name = "PID")]
+    pub pid: Option<u32>,
 }
 
 fn parse_trace_duration(s: &str) -> Result<f64, String> {

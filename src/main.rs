@@ -42,6 +42,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             output: t.output,
             force: t.force,
             ringbuf_bytes: t.ringbuf_mib << 20,
+            pid: t.pid,
         }),
         None if !cli.batch => schedtop::ui::run_live(&opts),
         None => {

@@ -20,6 +20,8 @@ pub struct TraceOptions {
     /// replace an existing regular file (never through a symlink)
     pub force: bool,
     pub ringbuf_bytes: u32,
+    /// only this process's threads
+    pub pid: Option<u32>,
 }
 
 /// What a trace recorded.
@@ -92,6 +94,7 @@ fn trace_into(
     let stats = flight::record(
         &FlightOptions {
             ringbuf_bytes: opts.ringbuf_bytes,
+            pid: opts.pid,
         },
         &mut || {
             start.set(Instant::now());

@@ -273,6 +273,9 @@ fn trace_counts_match_the_kernel_counters() {
                 output: out,
                 force: false,
                 ringbuf_bytes: 8 << 20,
+                // only this process: the counts must not depend on what
+                // else the machine runs meanwhile
+                pid: Some(std::process::id()),
             };
             trace(&opts, &mut || ready_tx.send(()).unwrap(), &stop)
         })
@@ -330,7 +333,7 @@ fn trace_counts_match_the_kernel_counters() {
     );
     assert_eq!(
         summary.stats.dropped, 0,
-        "nothing dropped with an 8 MiB ring on an idle machine"
+        "nothing dropped: a few thousand events of one process"
     );
 
     // clocks: boot time, related to monotonic and wall time
@@ -496,6 +499,54 @@ fn trace_command_writes_a_file_and_refuses_to_clobber() {
         assert!(!o.status.success());
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     }
+    // -p: only this process's threads (a thread of ours sleeps in a loop)
+    let busy = Arc::new(AtomicBool::new(true));
+    let sleeper = {
+        let busy = busy.clone();
+        std::thread::spawn(move || {
+            while busy.load(std::sync::atomic::Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
+    let ours = dir.path().join("ours.pftrace");
+    let me = std::process::id().to_string();
+    let o = run(&[
+        "trace".as_ref(),
+        "-d".as_ref(),
+        "0.5".as_ref(),
+        "-p".as_ref(),
+        me.as_ref(),
+        "-o".as_ref(),
+        ours.as_os_str(),
+    ]);
+    busy.store(false, std::sync::atomic::Ordering::SeqCst);
+    sleeper.join().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes: &'static [u8] = Box::leak(std::fs::read(&ours).unwrap().into_boxed_slice());
+    let d = decode(bytes);
+    let switches: Vec<_> = d.events.iter().filter(|e| e.3 == SCHED_SWITCH).collect();
+    assert!(
+        switches.len() > 20,
+        "the sleeper switched: {}",
+        switches.len()
+    );
+    let mine = |tid: Option<i32>| {
+        tid.is_some_and(|t| {
+            std::path::Path::new(&format!("/proc/self/task/{t}")).exists()
+                || d.threads
+                    .get(&t)
+                    .is_some_and(|(tgid, _)| *tgid as u32 == std::process::id())
+        })
+    };
+    for e in &switches {
+        assert!(
+            mine(int32(&e.4, 2)) || mine(int32(&e.4, 6)),
+            "a switch of another process: {:?}",
+            e.4
+        );
+    }
+
     // bad arguments: one clear line from clap
     let o = run(&[
         "trace".as_ref(),
