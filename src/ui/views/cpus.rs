@@ -46,6 +46,21 @@ fn rq(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |v| format!("{v:.2}"))
 }
 
+/// A longest queue: exact below 32; above, the sampler counts in log2
+/// buckets and `m` is its bucket's low bound, so say the bucket (`32-63`),
+/// or `128+` where that does not fit a column.
+pub fn max_text(m: u64) -> String {
+    if m < 32 {
+        return m.to_string();
+    }
+    let range = format!("{m}-{}", m.saturating_mul(2).saturating_sub(1));
+    if range.len() <= 6 {
+        range
+    } else {
+        format!("{m}+")
+    }
+}
+
 fn opt_rate(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), format::rate)
 }
@@ -90,11 +105,7 @@ fn summary_pieces(s: &NodeSummary) -> Vec<Vec<Span<'static>>> {
     };
     let mut p = vec![
         pair("rq", rq(s.rq_now), 4),
-        pair(
-            "max",
-            s.rq_max.map_or_else(|| "-".into(), |m| m.to_string()),
-            2,
-        ),
+        pair("max", s.rq_max.map_or_else(|| "-".into(), max_text), 2),
     ];
     if s.xin_s.is_some() {
         let mut x = pair("x-node in", opt_rate(s.xin_s), 4);
@@ -219,8 +230,7 @@ fn cpu_line(c: &CpuFigures, hist: &CpuHistory, spark_w: usize, top: f64) -> Line
         Span::raw(format!(
             " {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}  ",
             rq(hist.avg(c.cpu)),
-            hist.max(c.cpu)
-                .map_or_else(|| "-".into(), |m| m.to_string()),
+            hist.max(c.cpu).map_or_else(|| "-".into(), max_text),
             c.busy_pct.map_or_else(|| "-".into(), format::percent),
             opt_rate(c.switches_s),
             opt_rate(c.migr_in_s),
@@ -312,4 +322,28 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
         }
     }
     f.render_widget(Paragraph::new(lines), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_queues_show_their_bucket() {
+        assert_eq!(max_text(3), "3");
+        assert_eq!(max_text(31), "31");
+        assert_eq!(max_text(32), "32-63");
+        assert_eq!(max_text(64), "64-127");
+        assert_eq!(max_text(128), "128+");
+    }
+
+    #[test]
+    fn heat_levels() {
+        assert_eq!(heat_level(0.0), 0);
+        assert_eq!(heat_level(0.5), 1);
+        assert_eq!(heat_level(1.0), 2);
+        assert_eq!(heat_level(2.0), 3);
+        assert_eq!(heat_level(3.0), 4);
+        assert_eq!(heat_level(63.0), 5);
+    }
 }
