@@ -32,6 +32,18 @@ fn main() {
             panic!("building the BPF program {src} failed (is clang installed? see README): {e:#}");
         }
     }
+    // The commit this binary was built from, for `--version` and `doctor`.
+    // Not re-read on every commit (that would rebuild everything each time):
+    // exact for clean builds (CI, release, static), may lag in a dev tree.
+    let commit = std::process::Command::new("git")
+        .args(["describe", "--always", "--dirty", "--abbrev=12"])
+        .current_dir(&manifest)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=SCHEDTOP_GIT_COMMIT={commit}");
     for f in [
         "schedtop.bpf.c",
         "schedtop.h",

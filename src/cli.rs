@@ -5,6 +5,7 @@ use clap::{Args, Parser, Subcommand};
 #[command(
     name = "schedtop",
     version,
+    long_version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("SCHEDTOP_GIT_COMMIT"), ")\nrun `schedtop doctor` for what this kernel offers"),
     about = "Live view of what the Linux scheduler does to every thread",
     long_about = "Live view of what the Linux scheduler does to every thread: voluntary and \
 involuntary switches, on-CPU slices, run-queue waits, migrations across CPUs and NUMA nodes. \

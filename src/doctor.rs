@@ -1,17 +1,44 @@
-//! `schedtop doctor`: what this kernel offers, for bug reports.
+//! `schedtop doctor`: the build and what this kernel offers schedtop, for
+//! bug reports. Every line is a fact checked now, not an assumption.
 use std::path::Path;
 
 use crate::collect::{LiveOptions, LiveSource};
 
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
 pub fn run() -> anyhow::Result<()> {
-    println!("schedtop {}", env!("CARGO_PKG_VERSION"));
-    println!("kernel: {}", crate::collect::system::kernel_release());
-    // SAFETY: geteuid has no preconditions.
-    println!("root: {}", unsafe { libc::geteuid() } == 0);
     println!(
-        "BTF (/sys/kernel/btf/vmlinux): {}",
-        Path::new("/sys/kernel/btf/vmlinux").exists()
+        "schedtop {} (commit {})",
+        env!("CARGO_PKG_VERSION"),
+        env!("SCHEDTOP_GIT_COMMIT")
     );
+    println!(
+        "kernel:            {}",
+        crate::collect::system::kernel_release()
+    );
+    // SAFETY: geteuid has no preconditions.
+    println!(
+        "root:              {}",
+        yes_no(unsafe { libc::geteuid() } == 0)
+    );
+    println!(
+        "kernel BTF:        {} (/sys/kernel/btf/vmlinux)",
+        yes_no(Path::new("/sys/kernel/btf/vmlinux").exists())
+    );
+    println!(
+        "sched_info:        {} (/proc/self/schedstat: slice and wait accounting)",
+        yes_no(Path::new("/proc/self/schedstat").exists())
+    );
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unreadable".into());
+    println!("perf_event_paranoid: {paranoid}");
     let opts = LiveOptions {
         interval_ns: 1_000_000_000,
         pid_filter: vec![],
@@ -20,12 +47,24 @@ pub fn run() -> anyhow::Result<()> {
     };
     let src = LiveSource::open(&opts)?;
     let host = src.host();
-    println!("source: {}", host.source.as_str());
+    let bpf = src.bpf().is_some();
+    println!(
+        "BPF probes:        {} (sched_switch, sched_migrate_task, task storage, task iterator)",
+        if bpf { "loaded" } else { "not loaded" }
+    );
+    if let Some(b) = src.bpf() {
+        println!(
+            "run-queue sampler: {}",
+            b.runqueue_error()
+                .unwrap_or("on (99 Hz cpu-clock perf event per CPU)")
+        );
+    }
+    println!("source:            {}", host.source.as_str());
     if let Some(r) = &host.degraded_reason {
-        println!("note: {r}");
+        println!("note:              {r}");
     }
     println!(
-        "topology: {} CPUs, {} NUMA nodes",
+        "topology:          {} CPUs, {} NUMA nodes",
         host.topology.cpus.len(),
         host.topology.nodes().len()
     );

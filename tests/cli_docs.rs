@@ -46,3 +46,24 @@ fn man_page_is_roff_with_the_options() {
     assert!(man.contains(".TH schedtop 1"));
     assert!(man.contains("\\-\\-batch") && man.contains("\\-\\-interval"));
 }
+
+#[test]
+fn version_names_the_commit_and_doctor_the_kernel_features() {
+    let v = run(&["--version"]);
+    assert!(v.starts_with("schedtop ") && v.contains("(commit "), "{v}");
+    let d = run(&["doctor"]);
+    for line in [
+        "kernel:",
+        "root:",
+        "kernel BTF:",
+        "BPF probes:",
+        "topology:",
+    ] {
+        assert!(d.contains(line), "doctor lacks {line}: {d}");
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 && std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        assert!(d.contains("BPF probes:        loaded"), "{d}");
+        assert!(d.contains("source:            bpf"), "{d}");
+    }
+}
