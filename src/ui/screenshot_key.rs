@@ -1,7 +1,9 @@
 //! The `s` key: save exactly what is on screen (the current state rendered
 //! by the same `render` into a buffer of the terminal's size) in each
 //! configured format, named after the host and the time, and say on the
-//! status line where it went (or why it did not).
+//! status line where it went (or why it did not). The key clears the
+//! previous message first (every key does), so a second screenshot shows
+//! the key hints rather than a stale "saved …".
 //!
 //! The directory and the clock are parameters, so tests point them at a
 //! temporary directory and a fixed time.
