@@ -118,8 +118,9 @@ fn selection_line(app: &AppState) -> Line<'static> {
         let list: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
         s.push(Span::styled(
             format!(
-                "{} cross-node migrations/s; flows of node {} highlighted",
+                "{} cross-node migrations/s; flows of node{} {} highlighted",
                 r.xnode_s.map_or_else(|| "-".into(), format::rate),
+                if list.len() == 1 { "" } else { "s" },
                 list.join(", ")
             ),
             theme::flow_highlight(),
