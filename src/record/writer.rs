@@ -9,7 +9,7 @@
 //! written; fdatasync runs at most once per `sync_every` (default 1 s), so a
 //! power cut loses at most about that much.
 use std::fs::{File, OpenOptions};
-use std::io::{ErrorKind, Write};
+use std::io::{ErrorKind, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -229,9 +229,14 @@ impl Writer {
     fn put(&mut self, bytes: Vec<u8>) -> Result<()> {
         let h = FrameHeader::decode(&bytes[..HEADER_LEN])
             .map_err(|e| anyhow::anyhow!("internal: bad frame: {e}"))?;
-        self.file
-            .write_all(&bytes)
-            .context("writing the recording")?;
+        if let Err(e) = self.file.write_all(&bytes) {
+            // a partial frame (a full filesystem) is cut off, so the file
+            // ends with its last complete frame; the position goes back
+            // with it (a later write must not leave a hole)
+            let _ = self.file.set_len(self.pos);
+            let _ = self.file.seek(SeekFrom::Start(self.pos));
+            return Err(anyhow::Error::new(e).context("writing the recording"));
+        }
         if h.kind != Kind::Index {
             self.pending.push(Entry::new(self.pos, &h));
         }
