@@ -1,0 +1,218 @@
+//! Recording from the live view (`R`): every live Sample, paused or not,
+//! goes to `schedtop-HOST-YYYYMMDD-HHMMSS.schedtop` in the current
+//! directory through the recorder's own writer (created 0600, never
+//! through a symlink, never over an existing file). The header says
+//! `REC <file> <size>`. A write error (a full filesystem) stops the
+//! recording, not the UI: the status line says why, and the file ends at
+//! its last complete frame (the writer cuts a partial one off).
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use ratatui::style::Modifier;
+use ratatui::text::Span;
+
+use super::app::{AppState, Mode};
+use super::status::Status;
+use super::theme;
+use crate::model::Sample;
+use crate::record::writer::now_ns;
+use crate::record::{OpenMode, WriteOptions, Writer, Written};
+
+/// A recording in progress. Cloning shares the file; the last clone
+/// dropped writes the closing index.
+#[derive(Clone)]
+pub struct Recording {
+    inner: Arc<Mutex<Inner>>,
+    pub path: PathBuf,
+    /// bytes in the file
+    pub size: u64,
+    pub samples: u64,
+}
+
+struct Inner {
+    writer: Option<Writer>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(w) = self.writer.take() {
+            let _ = w.finish();
+        }
+    }
+}
+
+impl fmt::Debug for Recording {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Recording")
+            .field("path", &self.path)
+            .field("size", &self.size)
+            .field("samples", &self.samples)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `schedtop-HOST-YYYYMMDD-HHMMSS.schedtop` (UTC; the host name reduced
+/// to letters, digits, `.`, `_` and `-`).
+pub fn default_name(hostname: &str, time_ns: u64) -> String {
+    let mut host: String = hostname
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if host.is_empty() || host.starts_with('.') {
+        host.insert(0, 'h');
+    }
+    let secs = time_ns / 1_000_000_000;
+    let (y, m, d) = crate::export::json::civil_from_days((secs / 86_400) as i64);
+    let t = secs % 86_400;
+    format!(
+        "schedtop-{host}-{y:04}{m:02}{d:02}-{:02}{:02}{:02}.schedtop",
+        t / 3600,
+        t / 60 % 60,
+        t % 60
+    )
+}
+
+/// An error as the user should read it: the OS's words without the
+/// "(os error 28)" tail.
+fn plain(e: &anyhow::Error) -> String {
+    if let Some(io) = e.root_cause().downcast_ref::<std::io::Error>() {
+        let s = io.to_string();
+        return match s.find(" (os error") {
+            Some(i) => s[..i].to_string(),
+            None => s,
+        };
+    }
+    format!("{e:#}")
+}
+
+/// `R`: start recording into `dir` (the current directory from the key),
+/// or stop.
+pub fn toggle(app: &mut AppState) {
+    toggle_in(app, Path::new("."));
+}
+
+pub fn toggle_in(app: &mut AppState, dir: &Path) {
+    if app.mode != Mode::Live {
+        app.status = Some(Status::error(
+            "R records this machine live; a replay is already a recording",
+        ));
+        return;
+    }
+    if let Some(rec) = app.recording.take() {
+        let (size, n) = (rec.size, rec.samples);
+        let path = rec.path.clone();
+        drop(rec); // writes the closing index
+        app.status = Some(Status::info(format!(
+            "recorded {n} samples, {} to {}",
+            bytes(size),
+            path.display()
+        )));
+        return;
+    }
+    let path = dir.join(default_name(&app.host.hostname, now_ns()));
+    let opts = WriteOptions {
+        mode: OpenMode::CreateNew,
+        ..Default::default()
+    };
+    match Writer::open(&path, &app.host, opts) {
+        Ok(w) => {
+            let mut rec = Recording {
+                size: w.size(),
+                inner: Arc::new(Mutex::new(Inner { writer: Some(w) })),
+                path,
+                samples: 0,
+            };
+            // the newest Sample at once: the file is useful from the start
+            let newest = app.pending.back().or(app.history.back()).cloned();
+            let err = newest.and_then(|s| rec.write(&s).err());
+            app.recording = Some(rec);
+            if let Some(e) = err {
+                stop_with(app, &e);
+            }
+        }
+        Err(e) => {
+            app.status = Some(Status::error(format!("cannot record: {}", plain(&e))));
+        }
+    }
+}
+
+impl Recording {
+    fn write(&mut self, s: &Sample) -> anyhow::Result<()> {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(w) = inner.writer.as_mut() else {
+            return Ok(());
+        };
+        let r = w.write_sample(s);
+        self.size = w.size();
+        match r {
+            Ok(Written::Ok) => {
+                self.samples += 1;
+                Ok(())
+            }
+            Ok(Written::Full) => Ok(()),
+            Err(e) => {
+                // nothing more goes to this file, not even the closing
+                // index (it would fail the same way)
+                inner.writer = None;
+                Err(e)
+            }
+        }
+    }
+}
+
+fn stop_with(app: &mut AppState, e: &anyhow::Error) {
+    app.recording = None;
+    app.status = Some(Status::error(format!("recording stopped: {}", plain(e))));
+}
+
+/// A live Sample arrived (before pausing holds it back): write it.
+pub fn on_sample(app: &mut AppState, s: &Sample) {
+    let Some(rec) = app.recording.as_mut() else {
+        return;
+    };
+    if let Err(e) = rec.write(s) {
+        stop_with(app, &e);
+    }
+}
+
+/// `1.5K`, `12.3M`, `512B` (powers of 1024).
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "K", "M", "G", "T"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n}B")
+    } else if v < 10.0 {
+        format!("{v:.1}{}", UNITS[u])
+    } else {
+        format!("{v:.0}{}", UNITS[u])
+    }
+}
+
+/// The header's `REC <file> <size>` (None when not recording).
+pub fn header_segment(app: &AppState) -> Option<Vec<Span<'static>>> {
+    let r = app.recording.as_ref()?;
+    let name = r.path.file_name().map_or_else(
+        || r.path.display().to_string(),
+        |n| n.to_string_lossy().into(),
+    );
+    Some(vec![
+        Span::styled(" REC ", theme::error().add_modifier(Modifier::REVERSED)),
+        Span::raw(" "),
+        Span::styled(super::format::escape_name(&name), theme::value()),
+        Span::raw(" "),
+        Span::styled(bytes(r.size), theme::value()),
+    ])
+}

@@ -1,0 +1,583 @@
+//! Replay mode: a recording shown in the live views, with a cursor the
+//! user moves (`t` / `T` a Sample, `j` a time, Home / End the ends) and
+//! playback at x1, x10 or x100 (space, `x`, `+` / `-`).
+//!
+//! The cursor is Sample `i` of the file. The screen at `i` is what live
+//! showed then: the state is rebuilt by pushing Samples `..=i` of the same
+//! segment into the app exactly as the live feed pushes them, so rates for
+//! `i` come from `prev_of(i)` and `i` (`rows::derive`, the live code), and a
+//! new segment (another boot or recorder run) starts without rates instead
+//! of comparing counters across a restart. Stepping forward pushes one
+//! Sample, as live does; any other move reloads a short run of Samples
+//! before the cursor so the sparklines have a history.
+use std::fmt;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use anyhow::{bail, Result};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::action::Action;
+use super::app::{AppState, Mode};
+use super::cpus::CpuHistory;
+use super::rows::Derived;
+use super::status::Status;
+use crate::model::{HostInfo, Sample};
+use crate::record::timeexpr::parse_time;
+use crate::record::Reader;
+
+/// Playback speeds `x` cycles through.
+pub const SPEEDS: [f64; 3] = [1.0, 10.0, 100.0];
+/// Recorded gaps longer than this (a recorder that was stopped) play as
+/// this long.
+pub const MAX_GAP_NS: u64 = 10_000_000_000;
+/// Samples loaded before the cursor on a jump (sparkline history).
+pub const PRELOAD: usize = 32;
+/// Samples pushed one by one per tick before playback jumps instead.
+const CATCH_UP: usize = 64;
+/// Longest jump expression typed.
+const PROMPT_MAX: usize = 40;
+
+/// What the user can do to a replay (the `Action::Replay` payload).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplayAction {
+    PlayPause,
+    /// one Sample later (pauses)
+    StepForward,
+    /// one Sample earlier (pauses)
+    StepBack,
+    First,
+    Last,
+    /// x1 -> x10 -> x100 -> x1
+    CycleSpeed,
+    Faster,
+    Slower,
+    /// open the jump prompt (`j`)
+    JumpStart,
+    JumpChar(char),
+    JumpBackspace,
+    /// Enter: go to the typed time
+    JumpDone,
+    /// Esc: close the prompt, stay
+    JumpCancel,
+}
+
+/// The recording and where the cursor is. Cloning shares the reader.
+#[derive(Clone)]
+pub struct Replay {
+    reader: Arc<Mutex<Reader>>,
+    /// the file's name, for the header
+    pub name: String,
+    pub len: usize,
+    pub first_ns: u64,
+    pub last_ns: u64,
+    /// the Sample on screen (None until one decoded)
+    pub index: Option<usize>,
+    pub playing: bool,
+    pub speed: f64,
+    /// the jump prompt's text while it is open
+    pub prompt: Option<String>,
+    /// monotonic ns when the next Sample is due while playing
+    due_ns: Option<u64>,
+    /// the segment start whose Sample is `app.first` (since-start histograms)
+    first_of: Option<usize>,
+}
+
+impl fmt::Debug for Replay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Replay")
+            .field("name", &self.name)
+            .field("len", &self.len)
+            .field("index", &self.index)
+            .field("playing", &self.playing)
+            .field("speed", &self.speed)
+            .field("prompt", &self.prompt)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock(r: &Mutex<Reader>) -> MutexGuard<'_, Reader> {
+    r.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Replay {
+    /// Open a recording (with at least one Sample).
+    pub fn open(path: &Path) -> Result<Replay> {
+        Replay::from_reader(Reader::open(path)?, path)
+    }
+
+    pub fn from_reader(reader: Reader, path: &Path) -> Result<Replay> {
+        let (Some(first_ns), Some(last_ns)) = (reader.first_time(), reader.last_time()) else {
+            bail!("{}: the recording has no Samples", path.display());
+        };
+        Ok(Replay {
+            len: reader.len(),
+            reader: Arc::new(Mutex::new(reader)),
+            name: path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into(),
+            ),
+            first_ns,
+            last_ns,
+            index: None,
+            playing: false,
+            speed: 1.0,
+            prompt: None,
+            due_ns: None,
+            first_of: None,
+        })
+    }
+
+    /// Host of the segment Sample `i` belongs to.
+    pub fn host_of(&self, i: usize) -> HostInfo {
+        lock(&self.reader).host_of(i).clone()
+    }
+
+    /// Wall-clock time of Sample `i`.
+    pub fn time_of(&self, i: usize) -> Option<u64> {
+        lock(&self.reader).time_of(i)
+    }
+
+    /// The Sample a time expression means (the one whose interval holds
+    /// that moment), or a one-line error.
+    pub fn resolve(&self, expr: &str) -> Result<usize, String> {
+        let t = parse_time(expr)?.resolve(self.first_ns, self.last_ns);
+        let r = lock(&self.reader);
+        if t > self.last_ns {
+            return Err(format!(
+                "{} is after the end of the recording ({} UTC)",
+                expr.trim(),
+                datetime_utc(self.last_ns)
+            ));
+        }
+        let first_interval = r.host_of(0).interval_ns;
+        if t.saturating_add(first_interval) < self.first_ns {
+            return Err(format!(
+                "{} is before the start of the recording ({} UTC)",
+                expr.trim(),
+                datetime_utc(self.first_ns)
+            ));
+        }
+        r.index_from_time(t)
+            .ok_or_else(|| format!("{} is after the end of the recording", expr.trim()))
+    }
+}
+
+/// `ns` since the epoch as `2026-11-21 23:15:00` (UTC).
+pub fn datetime_utc(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    let (y, m, d) = crate::export::json::civil_from_days((secs / 86_400) as i64);
+    format!("{y:04}-{m:02}-{d:02} {}", super::format::clock_utc(ns))
+}
+
+/// A replay app: the recording's first host, positioned at `start`,
+/// playing or not.
+pub fn app(replay: Replay, start: usize, playing: bool) -> AppState {
+    let start = start.min(replay.len.saturating_sub(1));
+    let mut app = AppState::new(replay.host_of(start), Mode::Replay);
+    app.replay = Some(replay);
+    seek(&mut app, start);
+    if let Some(r) = &mut app.replay {
+        r.playing = playing;
+    }
+    app
+}
+
+/// Replay keys (None: not a replay, or a key replay leaves to the rest).
+/// Called before the other mappings: in a replay, space plays, Home / End
+/// go to the ends, and the jump prompt takes every key while open.
+pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
+    let r = app.replay.as_ref()?;
+    if app.filter_editing || app.help {
+        return None;
+    }
+    let plain = !k
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    let a = if r.prompt.is_some() {
+        match k.code {
+            KeyCode::Esc => ReplayAction::JumpCancel,
+            KeyCode::Enter => ReplayAction::JumpDone,
+            KeyCode::Backspace => ReplayAction::JumpBackspace,
+            KeyCode::Char(c) if plain => ReplayAction::JumpChar(c),
+            // the prompt owns the keyboard until Enter or Esc
+            _ => return None,
+        }
+    } else {
+        if !plain {
+            return None;
+        }
+        match k.code {
+            KeyCode::Char(' ') | KeyCode::Char('Z') => ReplayAction::PlayPause,
+            KeyCode::Char('t') => ReplayAction::StepForward,
+            KeyCode::Char('T') => ReplayAction::StepBack,
+            KeyCode::Char('j') => ReplayAction::JumpStart,
+            KeyCode::Char('x') => ReplayAction::CycleSpeed,
+            KeyCode::Char('+') | KeyCode::Char('=') => ReplayAction::Faster,
+            KeyCode::Char('-') => ReplayAction::Slower,
+            KeyCode::Home => ReplayAction::First,
+            KeyCode::End => ReplayAction::Last,
+            _ => return None,
+        }
+    };
+    Some(Action::Replay(a))
+}
+
+/// Whether the jump prompt is open (the key mapping must not act on keys
+/// the replay mapping declined while it is).
+pub fn prompt_open(app: &AppState) -> bool {
+    app.replay.as_ref().is_some_and(|r| r.prompt.is_some())
+}
+
+fn say(app: &mut AppState, s: Status) {
+    app.status = Some(s);
+}
+
+/// Apply a replay action to the app (nothing outside a replay).
+pub fn apply(app: &mut AppState, a: ReplayAction) {
+    let Some(r) = app.replay.as_mut() else {
+        return;
+    };
+    let len = r.len;
+    let index = r.index.unwrap_or(0);
+    match a {
+        ReplayAction::PlayPause => {
+            r.playing = !r.playing;
+            r.due_ns = None;
+            if r.playing && index + 1 >= len {
+                // at the end: play from the start again
+                seek(app, 0);
+            }
+        }
+        ReplayAction::StepForward => {
+            r.playing = false;
+            if index + 1 >= len {
+                say(app, Status::info("end of the recording"));
+            } else {
+                step_forward(app);
+            }
+        }
+        ReplayAction::StepBack => {
+            r.playing = false;
+            if index == 0 {
+                say(app, Status::info("start of the recording"));
+            } else {
+                seek(app, index - 1);
+            }
+        }
+        ReplayAction::First => seek(app, 0),
+        ReplayAction::Last => seek(app, len.saturating_sub(1)),
+        ReplayAction::CycleSpeed => {
+            let i = SPEEDS.iter().position(|&s| s == r.speed);
+            r.speed = SPEEDS[i.map_or(0, |i| (i + 1) % SPEEDS.len())];
+            r.due_ns = None;
+        }
+        ReplayAction::Faster => {
+            r.speed = SPEEDS
+                .iter()
+                .copied()
+                .find(|&s| s > r.speed)
+                .unwrap_or(r.speed);
+            r.due_ns = None;
+        }
+        ReplayAction::Slower => {
+            r.speed = SPEEDS
+                .iter()
+                .rev()
+                .copied()
+                .find(|&s| s < r.speed)
+                .unwrap_or(r.speed);
+            r.due_ns = None;
+        }
+        ReplayAction::JumpStart => r.prompt = Some(String::new()),
+        ReplayAction::JumpChar(c) => {
+            if let Some(p) = &mut r.prompt {
+                if !c.is_control() && p.chars().count() < PROMPT_MAX {
+                    p.push(c);
+                }
+            }
+        }
+        ReplayAction::JumpBackspace => {
+            if let Some(p) = &mut r.prompt {
+                p.pop();
+            }
+        }
+        ReplayAction::JumpCancel => r.prompt = None,
+        ReplayAction::JumpDone => {
+            let Some(text) = r.prompt.take() else {
+                return;
+            };
+            if text.trim().is_empty() {
+                return;
+            }
+            match r.resolve(&text) {
+                Ok(i) => {
+                    r.due_ns = None;
+                    seek(app, i);
+                }
+                Err(e) => say(app, Status::error(e)),
+            }
+        }
+    }
+}
+
+/// Time passes: while playing, move the cursor to the Sample due at
+/// `now_ns` (monotonic). True when the screen changed.
+pub fn tick(app: &mut AppState, now_ns: u64) -> bool {
+    let Some(r) = app.replay.as_mut() else {
+        return false;
+    };
+    if !r.playing {
+        return false;
+    }
+    let speed = r.speed;
+    let Some(mut due) = r.due_ns else {
+        let gap = gap_after(r, r.index.unwrap_or(0), speed);
+        r.due_ns = Some(now_ns + gap);
+        return false;
+    };
+    let mut changed = false;
+    let mut steps = 0;
+    while now_ns >= due {
+        let Some(r) = app.replay.as_ref() else {
+            return changed;
+        };
+        let i = r.index.unwrap_or(0);
+        if i + 1 >= r.len {
+            if let Some(r) = app.replay.as_mut() {
+                r.playing = false;
+                r.due_ns = None;
+            }
+            say(app, Status::info("end of the recording"));
+            return true;
+        }
+        if steps >= CATCH_UP {
+            // far behind (x100 on a short interval): jump to where the
+            // clock says playback is
+            let behind = ((now_ns - due) as f64 * speed) as u64;
+            let t = r.time_of(i).unwrap_or(0).saturating_add(behind);
+            let target = lock(&r.reader)
+                .index_at_time(t)
+                .unwrap_or(i)
+                .max(i + 1)
+                .min(r.len - 1);
+            seek(app, target);
+            due = now_ns;
+        } else {
+            step_forward(app);
+            steps += 1;
+        }
+        changed = true;
+        let Some(r) = app.replay.as_ref() else {
+            return changed;
+        };
+        due += gap_after(r, r.index.unwrap_or(0), speed).max(1);
+    }
+    if let Some(r) = app.replay.as_mut() {
+        r.due_ns = Some(due);
+    }
+    changed
+}
+
+/// Monotonic ns until the Sample after `i` is due at `speed`.
+fn gap_after(r: &Replay, i: usize, speed: f64) -> u64 {
+    let rd = lock(&r.reader);
+    match (rd.time_of(i), rd.time_of(i + 1)) {
+        (Some(a), Some(b)) => (b.saturating_sub(a).min(MAX_GAP_NS) as f64 / speed) as u64,
+        _ => 0,
+    }
+}
+
+/// One Sample forward: pushed onto the state like live pushes it when it
+/// follows the one on screen, else a full load.
+fn step_forward(app: &mut AppState) {
+    let Some(r) = app.replay.as_ref() else {
+        return;
+    };
+    let Some(i) = r.index else {
+        seek(app, 0);
+        return;
+    };
+    let next = i + 1;
+    if next >= r.len {
+        return;
+    }
+    let mut rd = lock(&r.reader);
+    if rd.prev_of(next) != Some(i) {
+        drop(rd);
+        seek(app, next);
+        return;
+    }
+    let s = rd.sample(next);
+    drop(rd);
+    match s {
+        Ok(s) => {
+            push(app, s);
+            if let Some(r) = app.replay.as_mut() {
+                r.index = Some(next);
+            }
+        }
+        Err(e) => {
+            // a damaged Sample: show the next one that reads
+            say(app, Status::error(format!("{e:#}")));
+            seek(app, next);
+        }
+    }
+}
+
+/// Put Sample `i` on screen: the state is rebuilt from up to PRELOAD
+/// Samples before it in its segment (fewer if one of them is damaged). A
+/// damaged Sample `i` moves on to the next that decodes; if none does, the
+/// state is left as it was and the status line says why.
+pub fn seek(app: &mut AppState, i: usize) {
+    let Some(r) = app.replay.as_ref() else {
+        return;
+    };
+    let len = r.len;
+    let mut err = None;
+    let mut loaded = None;
+    let mut rd = lock(&r.reader);
+    let kept = r.first_of.filter(|_| app.first.is_some());
+    for target in i.min(len.saturating_sub(1))..len {
+        match load(&mut rd, target, kept) {
+            Ok(l) => {
+                loaded = Some((target, l));
+                break;
+            }
+            Err(e) => {
+                err.get_or_insert(e);
+                if target > i + 64 {
+                    break;
+                }
+            }
+        }
+    }
+    let Some((target, l)) = loaded else {
+        drop(rd);
+        if let Some(e) = err {
+            say(app, Status::error(format!("{e:#}")));
+        }
+        return;
+    };
+    let host = rd.host_of(target).clone();
+    drop(rd);
+    if let Some(e) = err {
+        say(app, Status::error(format!("{e:#}")));
+    }
+    let first = match l.first {
+        First::Kept => app.first.take(),
+        First::Decoded(s) => Some(*s),
+        First::InRun => None,
+    };
+    reset(app, host);
+    // pushing sets `first` when it is None: the run starts the segment
+    app.first = first;
+    for s in l.run {
+        push(app, s);
+    }
+    if let Some(r) = app.replay.as_mut() {
+        r.index = Some(target);
+        r.first_of = Some(l.seg_start);
+    }
+}
+
+/// The segment's first Sample (the "since start" histograms' base).
+enum First {
+    /// the app already has it
+    Kept,
+    Decoded(Box<Sample>),
+    /// the run starts with it
+    InRun,
+}
+
+struct Loaded {
+    /// Samples up to and including the target, oldest first
+    run: Vec<Sample>,
+    seg_start: usize,
+    first: First,
+}
+
+/// Decode what `seek` needs for Sample `i`. `kept`: the segment start
+/// whose Sample the app holds as `first`.
+fn load(rd: &mut Reader, i: usize, kept: Option<usize>) -> Result<Loaded> {
+    // back along the segment (index only, nothing decoded)
+    let mut from = i;
+    let mut seg_start = i;
+    while let Some(p) = rd.prev_of(seg_start) {
+        seg_start = p;
+        if i - p <= PRELOAD {
+            from = p;
+        }
+    }
+    // the segment's first before the run, so the reader's cache ends on
+    // the cursor (the next step decodes one delta)
+    let first = if from == seg_start {
+        First::InRun
+    } else if kept == Some(seg_start) {
+        First::Kept
+    } else {
+        match rd.sample(seg_start) {
+            Ok(s) => First::Decoded(Box::new(s)),
+            Err(_) => First::InRun,
+        }
+    };
+    let mut run = Vec::with_capacity(i - from + 1);
+    for j in from..=i {
+        match rd.sample(j) {
+            Ok(s) => run.push(s),
+            // a damaged one before the cursor: the run starts after it
+            Err(_) if j < i => run.clear(),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Loaded {
+        run,
+        seg_start,
+        first,
+    })
+}
+
+/// Forget every Sample (a new position; possibly a new segment's host).
+fn reset(app: &mut AppState, host: HostInfo) {
+    app.interval_ns = host.interval_ns;
+    app.host = host;
+    app.history.clear();
+    app.pending.clear();
+    app.paused = false;
+    app.first = None;
+    app.series.clear();
+    app.derived = Derived::default();
+    app.cpu = None;
+    app.cpu_history = CpuHistory::default();
+    app.since_start = None;
+}
+
+fn push(app: &mut AppState, s: Sample) {
+    // replay never pauses the app (space plays instead)
+    app.paused = false;
+    app.push_sample(s);
+}
+
+/// The event loop's feed in a replay: the app moves through the recording
+/// itself (`tick`, the keys), so nothing arrives from outside.
+pub struct IdleFeed {
+    host: HostInfo,
+}
+
+impl IdleFeed {
+    pub fn new(host: HostInfo) -> IdleFeed {
+        IdleFeed { host }
+    }
+}
+
+impl super::feed::Feed for IdleFeed {
+    fn host(&self) -> &HostInfo {
+        &self.host
+    }
+
+    fn poll(&mut self) -> Option<super::feed::FeedEvent> {
+        None
+    }
+
+    fn set_interval(&mut self, _interval_ns: u64) {}
+}
