@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rec=assets/demo.schedtop
 at256=2026-11-22T00:12:52Z
-at16=2026-11-22T00:12:43Z
+at16=2026-11-22T00:12:42Z
 bin="${SCHEDTOP:-}"
 if [ -z "$bin" ]; then
     cargo build --bin schedtop
