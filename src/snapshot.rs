@@ -285,16 +285,24 @@ pub fn from_recording(path: &Path, at: Option<TimeExpr>, plan: &Plan) -> Result<
         bail!("{}: the recording has no Samples", path.display());
     };
     let t = at.map_or(last, |e| e.resolve(first, last));
-    if t < first || t > last {
+    // a Sample covers the interval that ends at its time: the one shown is
+    // the first at or after `t` (as `replay --at` and `dump --from` pick)
+    if t > last {
         bail!(
-            "--at: {} is outside the recording ({} to {})",
+            "--at: {} is after the end of the recording ({})",
             rfc3339(t),
-            rfc3339(first),
             rfc3339(last)
         );
     }
+    if t.saturating_add(r.host_of(0).interval_ns) < first {
+        bail!(
+            "--at: {} is before the start of the recording ({})",
+            rfc3339(t),
+            rfc3339(first)
+        );
+    }
     let i = r
-        .index_at_time(t)
+        .index_from_time(t)
         .ok_or_else(|| anyhow!("{}: the recording has no Samples", path.display()))?;
     let mut chain = vec![i];
     while chain.len() <= LEAD {
