@@ -7,7 +7,8 @@
  * no hash lookup), fields are read with direct CO-RE loads (tp_btf arguments
  * are trusted pointers, no bpf_probe_read calls), slice and wait lengths come
  * from the kernel's own per-task accounting (no wakeup probe, no switch-in
- * work, one clock read per switch for CPU busy time), and user space reads
+ * work, no clock read: CPU busy time is the kernel's own /proc/stat), and
+ * user space reads
  * everything with one pass of a task iterator instead of walking a map.
  *
  * Seen on this kernel (6.18, in a VM): some context switches of a few
@@ -243,21 +244,12 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempt)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	u64 now = bpf_ktime_get_ns();
 	u32 zero = 0;
 	struct cpu_stats *c = bpf_map_lookup_elem(&cpus, &zero);
 	u32 prev_tid = prev->pid;
-	u32 next_tid = next->pid;
 
-	if (!c)
-		return 0;
-	c->switches++;
-	if (c->curr_since && !c->curr_is_idle)
-		c->busy_ns += now - c->curr_since;
-	c->curr_since = now;
-	c->curr_tid = next_tid;
-	c->curr_is_idle = next_tid == 0;
-
+	if (c)
+		c->switches++;
 	/* tid 0 is the per-CPU idle task: not a thread anyone runs */
 	if (prev_tid)
 		switch_out(prev, preempt);

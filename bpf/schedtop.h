@@ -72,11 +72,6 @@ struct thread_stats {
 
 struct cpu_stats {
 	u64 switches;
-	u64 busy_ns;
-	/* what runs now, so user space can add the slice in progress */
-	u64 curr_since;
-	u32 curr_tid;
-	u32 curr_is_idle;
 	/* run-queue length sampler (perf_event, timer driven) */
 	u64 rq_samples;
 	u64 rq_sum;

@@ -10,7 +10,7 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags};
 
 use super::perf::open_cpu_clock;
-use super::system::{now_ns, read_system};
+use super::system::{now_ns, read_cpu_busy_ns, read_system};
 use crate::model::{
     Baseline, CpuSample, Log2Hist, Losses, MigrationCount, RqSample, Sample, ThreadSample, Topology,
 };
@@ -39,7 +39,6 @@ pub struct BpfSource {
     /// CLOCK_MONOTONIC of the previous drain: threads started after it
     /// began from zero during the interval
     last_drain_ns: u64,
-    last_busy: Vec<u64>,
     pid_filter: Vec<u32>,
 }
 
@@ -141,7 +140,6 @@ impl BpfSource {
             rq_error,
             iter_link,
             last_drain_ns: attach_ns,
-            last_busy: Vec::new(),
             pid_filter,
         })
     }
@@ -251,7 +249,7 @@ impl BpfSource {
         }
         self.last_drain_ns = mono_ns;
 
-        let cpus = self.read_cpus(&per_cpu, mono_ns);
+        let cpus = self.read_cpus(&per_cpu);
         let migrations = self.read_migrations()?;
         let mut system = read_system(Path::new("/proc"));
         system.losses = self.read_losses()?;
@@ -278,27 +276,20 @@ impl BpfSource {
             .collect())
     }
 
-    fn read_cpus(&mut self, per_cpu: &[cpu_stats], mono_ns: u64) -> Vec<CpuSample> {
+    fn read_cpus(&self, per_cpu: &[cpu_stats]) -> Vec<CpuSample> {
         let sampling = !self._rq_events.is_empty();
-        if self.last_busy.len() < per_cpu.len() {
-            self.last_busy.resize(per_cpu.len(), 0);
-        }
+        // busy time is the kernel's own per-CPU accounting: no clock read
+        // on the switch path
+        let busy = read_cpu_busy_ns(Path::new("/proc"));
         let mut out = Vec::new();
         for c in &self.topology.cpus {
             let Some(st) = per_cpu.get(c.cpu as usize) else {
                 continue;
             };
-            let mut busy = st.busy_ns;
-            if st.curr_is_idle == 0 && st.curr_since != 0 {
-                busy += mono_ns.saturating_sub(st.curr_since);
-            }
-            let last = &mut self.last_busy[c.cpu as usize];
-            busy = busy.max(*last);
-            *last = busy;
             out.push(CpuSample {
                 cpu: c.cpu,
                 switches: st.switches,
-                busy_ns: busy,
+                busy_ns: busy.get(&c.cpu).copied().unwrap_or(0),
                 rq: sampling.then(|| RqSample {
                     samples: st.rq_samples,
                     sum: st.rq_sum,

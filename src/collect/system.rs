@@ -30,6 +30,35 @@ pub fn read_system(proc_root: &Path) -> SystemSample {
     s
 }
 
+/// Per-CPU busy time from /proc/stat (user, nice, system, irq, softirq;
+/// not idle, iowait or steal), cumulative ns. The kernel counts it in
+/// USER_HZ ticks, so it is exact to 1/USER_HZ s.
+pub fn read_cpu_busy_ns(proc_root: &Path) -> std::collections::HashMap<u32, u64> {
+    // SAFETY: sysconf has no preconditions.
+    let tck = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let ns_per_tick = 1_000_000_000 / if tck > 0 { tck as u64 } else { 100 };
+    let mut out = std::collections::HashMap::new();
+    let Ok(stat) = fs::read_to_string(proc_root.join("stat")) else {
+        return out;
+    };
+    for line in stat.lines() {
+        let mut it = line.split_whitespace();
+        let Some(cpu) = it
+            .next()
+            .and_then(|k| k.strip_prefix("cpu"))
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let f: Vec<u64> = it.map(|v| v.parse().unwrap_or(0)).collect();
+        let get = |i: usize| f.get(i).copied().unwrap_or(0);
+        // user nice system idle iowait irq softirq steal
+        let busy = get(0) + get(1) + get(2) + get(5) + get(6);
+        out.insert(cpu, busy.saturating_mul(ns_per_tick));
+    }
+    out
+}
+
 pub fn hostname() -> String {
     fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
@@ -71,7 +100,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(
             dir.path().join("stat"),
-            "cpu  1 2 3\nctxt 12345\nprocs_running 3\nprocs_blocked 1\n",
+            "cpu  1 2 3\ncpu0 10 1 5 900 7 2 1 30 0 0\ncpu1 0 0 0 10 0 0 0 0 0 0\n\
+ctxt 12345\nprocs_running 3\nprocs_blocked 1\n",
         )
         .unwrap();
         fs::write(dir.path().join("loadavg"), "0.50 1.25 2.00 3/400 999\n").unwrap();
@@ -81,5 +111,12 @@ mod tests {
         assert_eq!(s.load, [0.5, 1.25, 2.0]);
         // a missing root gives zeros, not an error
         assert_eq!(read_system(&dir.path().join("nope")).context_switches, 0);
+        // busy = user + nice + system + irq + softirq (not idle, iowait, steal)
+        let busy = read_cpu_busy_ns(dir.path());
+        // SAFETY: sysconf has no preconditions.
+        let tick = 1_000_000_000 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
+        assert_eq!(busy[&0], 19 * tick);
+        assert_eq!(busy[&1], 0);
+        assert_eq!(busy.len(), 2, "the all-CPU line is not a CPU");
     }
 }
