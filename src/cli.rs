@@ -159,7 +159,15 @@ pub struct ReplayArgs {
     /// Start at (same forms as `dump --from`)
     #[arg(long, value_name = "T", allow_hyphen_values = true)]
     pub from: Option<String>,
-    /// Playback speed: 2 plays twice as fast as recorded
+    /// Open at this moment, paused: 23:15:00, 2026-11-21T23:15:00Z, -5m (before the end), +90s (after the start)
+    #[arg(
+        long,
+        value_name = "T",
+        allow_hyphen_values = true,
+        conflicts_with = "from"
+    )]
+    pub at: Option<String>,
+    /// Playback speed: 2 plays twice as fast as recorded (in the view: x, + and - pick x1, x10, x100)
     #[arg(long, value_name = "X", default_value = "1")]
     pub speed: String,
 }

@@ -128,10 +128,17 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
     if !std::io::stdout().is_terminal() {
         bail!("stdout is not a terminal; use `schedtop dump` for CSV or JSON");
     }
-    let feed = super::replay::ReplayFeed::new(r, start, speed);
-    let app = crate::ui::AppState::new(
-        crate::ui::feed::Feed::host(&feed).clone(),
-        crate::ui::Mode::Replay,
-    );
+    let mut rp = crate::ui::replay::Replay::from_reader(r, &a.file)?;
+    rp.speed = speed;
+    // --at: there and paused; otherwise playing from --from or the start
+    let (start, playing) = match &a.at {
+        Some(at) => (
+            rp.resolve(at).map_err(|e| anyhow::anyhow!("--at: {e}"))?,
+            false,
+        ),
+        None => (start, true),
+    };
+    let app = crate::ui::replay::app(rp, start, playing);
+    let feed = crate::ui::replay::IdleFeed::new(app.host.clone());
     crate::ui::run::run(app, feed)
 }

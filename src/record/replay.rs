@@ -4,6 +4,11 @@
 //! the interval in the UI changes the pace (one Sample per new interval).
 //! Seeking keys are the UI's to add: the reader API (`Reader::sample`,
 //! `index_at_time`) is what they need.
+//!
+//! `schedtop replay` no longer uses this feed: `ui::replay` moves a cursor
+//! through the file (step, jump, speed) and starts each segment without
+//! rates. Fed through this feed, the first Sample of a second segment was
+//! compared with the last of the first (another boot's counters).
 use super::reader::Reader;
 use super::storage::Storage;
 use crate::collect::system::monotonic_ns;

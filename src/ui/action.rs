@@ -47,6 +47,10 @@ pub enum Action {
     /// scroll the help overlay by this many lines
     HelpScroll(i32),
     Resize(u16, u16),
+    /// replay: play/pause, step, jump, speed (replay.rs)
+    Replay(super::replay::ReplayAction),
+    /// live: start or stop recording to a file (`R`, recording.rs)
+    ToggleRecord,
 }
 
 /// What the event loop does after an action.

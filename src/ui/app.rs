@@ -10,6 +10,7 @@ use super::columns::{self, Column};
 use super::cpus::{self, CpuHistory, CpuView};
 use super::layout;
 use super::rows::{self, Derived, Row, RowKey, SystemRates};
+use super::status::Status;
 
 /// What the body shows: a table (threads, processes) or the CPU (`c`) or
 /// NUMA (`n`) view.
@@ -106,6 +107,12 @@ pub struct AppState {
     pub size: (u16, u16),
     /// the feed's last error, if the latest attempt failed
     pub error: Option<String>,
+    /// a message on the bottom line ("saved …") until the next key
+    pub status: Option<Status>,
+    /// replay mode: the recording and its cursor (replay.rs)
+    pub replay: Option<super::replay::Replay>,
+    /// live mode: the recording `R` started (recording.rs)
+    pub recording: Option<super::recording::Recording>,
     // ---- derived ----
     pub derived: Derived,
     /// the current view's rows, filtered and sorted
@@ -148,6 +155,9 @@ impl AppState {
             help: false,
             size: (80, 24),
             error: None,
+            status: None,
+            replay: None,
+            recording: None,
             derived: Derived::default(),
             rows: Vec::new(),
             series: HashMap::new(),
@@ -178,6 +188,8 @@ impl AppState {
     /// A new Sample from the feed. While paused it waits (the screen stays
     /// as it was); otherwise it becomes the current one.
     pub fn push_sample(&mut self, s: Sample) {
+        // recorded as it arrives, paused or not
+        super::recording::on_sample(self, &s);
         if self.paused {
             if self.pending.len() >= PENDING_CAP {
                 self.pending.pop_front();
@@ -408,7 +420,13 @@ impl AppState {
 
     /// Apply one user action; the Effect tells the event loop what else to do.
     pub fn apply(&mut self, a: Action) -> Effect {
+        if !matches!(a, Action::Resize(..)) {
+            // a message stays until the next key
+            self.status = None;
+        }
         match a {
+            Action::Replay(r) => super::replay::apply(self, r),
+            Action::ToggleRecord => super::recording::toggle(self),
             Action::Quit => return Effect::Quit,
             Action::ToggleHelp => {
                 self.help = !self.help;

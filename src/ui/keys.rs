@@ -35,6 +35,13 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
             _ => Action::CloseHelp,
         });
     }
+    // replay: space plays, Home/End go to the ends, the jump prompt
+    if let Some(a) = super::replay::map_key(k, app) {
+        return Some(a);
+    }
+    if super::replay::prompt_open(app) {
+        return None;
+    }
     if let Some(a) = navigation(k.code) {
         return Some(a);
     }
@@ -69,6 +76,7 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Char('c') => Action::ShowCpus,
         KeyCode::Char('n') => Action::ShowNuma,
         KeyCode::Char('m') => Action::ToggleMatrix,
+        KeyCode::Char('R') => Action::ToggleRecord,
         _ => return None,
     };
     Some(a)
@@ -116,4 +124,19 @@ pub const HELP: &[(&str, &str)] = &[
         "CPU view: scroll; NUMA view: pick the highlighted thread",
     ),
     ("Esc", "back to the table; else clear filter / close detail"),
+    (
+        "R",
+        "live: start / stop recording (./schedtop-HOST-*.schedtop)",
+    ),
+    ("replay: space  Z", "play / pause"),
+    ("replay: t  T", "one sample forward / back"),
+    (
+        "replay: j",
+        "jump to a time: 23:15:00, -5m (from end), +90s",
+    ),
+    (
+        "replay: x  +  -",
+        "speed: cycle x1 x10 x100 / faster / slower",
+    ),
+    ("replay: Home  End", "first / last sample"),
 ];

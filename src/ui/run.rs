@@ -43,6 +43,8 @@ pub fn run(mut app: AppState, mut feed: impl Feed) -> Result<()> {
         Err(e) => Err(e.into()),
     }; // the guard has restored the terminal here
     drop(feed);
+    // a recording started with R gets its closing index, even on a signal
+    drop(app);
     if let Some(sig) = terminal::pending_signal() {
         terminal::die_by(sig);
     }
@@ -67,6 +69,10 @@ fn event_loop(app: &mut AppState, feed: &mut impl Feed) -> Result<()> {
                 FeedEvent::Sample(s) => app.push_sample(s),
                 FeedEvent::Error(e) => app.set_error(Some(e)),
             }
+            dirty = true;
+        }
+        // replay: playback moves the cursor as time passes
+        if super::replay::tick(app, crate::collect::system::monotonic_ns()) {
             dirty = true;
         }
         let since = last_draw.map(|t| t.elapsed());

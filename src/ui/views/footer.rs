@@ -81,7 +81,12 @@ fn fitting(app: &AppState, width: u16) -> Vec<(&'static str, &'static str, u8)> 
 }
 
 pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
-    let line = if app.filter_editing {
+    // replay: the jump prompt, else (below a message) its own key hints
+    let line = if let Some(l) = super::timeline::footer(app, area.width) {
+        l
+    } else if let (Some(st), false) = (&app.status, app.filter_editing) {
+        st.line()
+    } else if app.filter_editing {
         Line::from(vec![
             Span::styled("Filter: ", theme::footer_key()),
             Span::styled(format!("{}_", escape_name(&app.filter)), theme::warning()),

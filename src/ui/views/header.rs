@@ -42,6 +42,9 @@ fn identity(app: &AppState) -> Vec<Segment> {
     if app.paused {
         s.push(vec![Span::styled(" PAUSED ", theme::paused())]);
     }
+    if let Some(rec) = crate::ui::recording::header_segment(app) {
+        s.push(rec);
+    }
     s.push(vec![Span::styled("schedtop", theme::title())]);
     let h = &app.host;
     s.push(pair("host", escape_name(&h.hostname)));
@@ -54,7 +57,8 @@ fn identity(app: &AppState) -> Vec<Segment> {
     )]);
     s.push(pair("source", source_name(app).to_string()));
     s.push(pair("interval", format::interval(app.interval_ns)));
-    if let Some(cur) = app.current() {
+    // (a replay's timeline says when instead)
+    if let (Some(cur), None) = (app.current(), &app.replay) {
         s.push(pair(
             "at",
             format!("{} UTC", format::clock_utc(cur.time_ns)),
@@ -141,6 +145,8 @@ pub fn lines(app: &AppState, width: u16) -> Vec<Line<'static>> {
     let mut segments = identity(app);
     segments.extend(stats(app));
     flow(segments, "  ", width, &mut out);
+    // replay: play state, speed, start, progress bar, end, cursor
+    out.extend(super::timeline::lines(app, width));
     if let Some(reason) = &app.host.degraded_reason {
         let what = match app.host.source {
             SourceKind::Procfs => "procfs mode:",

@@ -10,4 +10,5 @@ pub mod numa;
 pub mod processes;
 pub mod table;
 pub mod threads;
+pub mod timeline;
 pub mod too_small;
