@@ -47,6 +47,8 @@ pub enum Action {
     /// scroll the help overlay by this many lines
     HelpScroll(i32),
     Resize(u16, u16),
+    /// save the screen as it is (the `s` key)
+    Screenshot,
     /// replay: play/pause, step, jump, speed (replay.rs)
     Replay(super::replay::ReplayAction),
     /// live: start or stop recording to a file (`R`, recording.rs)
@@ -60,4 +62,6 @@ pub enum Effect {
     Quit,
     /// ask the feed for Samples at this interval (ns)
     SetInterval(u64),
+    /// save the screen (screenshot_key.rs) and say where on the status line
+    Screenshot,
 }

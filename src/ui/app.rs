@@ -425,6 +425,7 @@ impl AppState {
             self.status = None;
         }
         match a {
+            Action::Screenshot => return Effect::Screenshot,
             Action::Replay(r) => super::replay::apply(self, r),
             Action::ToggleRecord => super::recording::toggle(self),
             Action::Quit => return Effect::Quit,

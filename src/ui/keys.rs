@@ -76,6 +76,7 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Char('c') => Action::ShowCpus,
         KeyCode::Char('n') => Action::ShowNuma,
         KeyCode::Char('m') => Action::ToggleMatrix,
+        KeyCode::Char('s') => Action::Screenshot,
         KeyCode::Char('R') => Action::ToggleRecord,
         _ => return None,
     };
@@ -124,6 +125,7 @@ pub const HELP: &[(&str, &str)] = &[
         "CPU view: scroll; NUMA view: pick the highlighted thread",
     ),
     ("Esc", "back to the table; else clear filter / close detail"),
+    ("s", "save a screenshot (see --screenshot-format)"),
     (
         "R",
         "live: start / stop recording (./schedtop-HOST-*.schedtop)",

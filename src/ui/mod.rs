@@ -15,6 +15,7 @@ pub mod replay;
 pub mod render;
 pub mod rows;
 pub mod run;
+pub mod screenshot_key;
 pub mod status;
 pub mod terminal;
 pub mod theme;

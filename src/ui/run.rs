@@ -15,6 +15,8 @@ use super::app::{AppState, Mode};
 use super::feed::{Feed, FeedEvent, LiveFeed};
 use super::keys;
 use super::render::render;
+use super::screenshot_key::{self, ScreenshotConfig};
+use super::status;
 use super::terminal::{self, TerminalGuard};
 use super::tty;
 
@@ -26,20 +28,30 @@ const TICK: Duration = Duration::from_millis(100);
 
 /// `schedtop` with no arguments: the live view of this machine.
 pub fn run_live(opts: &LiveOptions) -> Result<()> {
+    run_live_with(opts, &ScreenshotConfig::default())
+}
+
+/// `run_live`, with the `s` key saving screenshots as `shots` says.
+pub fn run_live_with(opts: &LiveOptions, shots: &ScreenshotConfig) -> Result<()> {
     if !io::stdout().is_terminal() {
         bail!("stdout is not a terminal; use --batch for JSON lines");
     }
     // open the source before taking the terminal, so its errors print plainly
     let feed = LiveFeed::start(opts)?;
     let app = AppState::new(feed.host().clone(), Mode::Live);
-    run(app, feed)
+    run_with(app, feed, shots)
 }
 
 /// Run the UI on `feed` until the user quits or a signal arrives.
-pub fn run(mut app: AppState, mut feed: impl Feed) -> Result<()> {
+pub fn run(app: AppState, feed: impl Feed) -> Result<()> {
+    run_with(app, feed, &ScreenshotConfig::default())
+}
+
+/// `run`, with the `s` key saving screenshots as `shots` says.
+pub fn run_with(mut app: AppState, mut feed: impl Feed, shots: &ScreenshotConfig) -> Result<()> {
     terminal::catch_signals();
     let result = match TerminalGuard::enter() {
-        Ok(_guard) => event_loop(&mut app, &mut feed),
+        Ok(_guard) => event_loop(&mut app, &mut feed, shots),
         Err(e) => Err(e.into()),
     }; // the guard has restored the terminal here
     drop(feed);
@@ -51,7 +63,7 @@ pub fn run(mut app: AppState, mut feed: impl Feed) -> Result<()> {
     result
 }
 
-fn event_loop(app: &mut AppState, feed: &mut impl Feed) -> Result<()> {
+fn event_loop(app: &mut AppState, feed: &mut impl Feed, shots: &ScreenshotConfig) -> Result<()> {
     let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     tty::exit_on_hangup();
     let size = term.size()?;
@@ -60,9 +72,21 @@ fn event_loop(app: &mut AppState, feed: &mut impl Feed) -> Result<()> {
     let mut last_draw: Option<Instant> = None;
     // lets the end-to-end test check that a panic restores the terminal
     let panic_for_test = std::env::var_os("SCHEDTOP_TEST_PANIC").is_some();
+    // when the status line's message appeared (it goes after a while)
+    let mut status_since: Option<Instant> = None;
     loop {
         if terminal::pending_signal().is_some() {
             return Ok(());
+        }
+        match (&app.status, status_since) {
+            (None, _) => status_since = None,
+            (Some(_), None) => status_since = Some(Instant::now()),
+            (Some(_), Some(t)) if t.elapsed() >= status::SHOWN_FOR => {
+                app.status = None;
+                status_since = None;
+                dirty = true;
+            }
+            _ => {}
         }
         while let Some(ev) = feed.poll() {
             match ev {
@@ -97,6 +121,10 @@ fn event_loop(app: &mut AppState, feed: &mut impl Feed) -> Result<()> {
                 match app.apply(a) {
                     Effect::Quit => return Ok(()),
                     Effect::SetInterval(ns) => feed.set_interval(ns),
+                    Effect::Screenshot => {
+                        screenshot_key::take(app, shots, std::time::SystemTime::now());
+                        status_since = Some(Instant::now());
+                    }
                     Effect::None => {}
                 }
                 dirty = true;
