@@ -16,6 +16,8 @@ pub struct Cli {
     pub command: Option<Command>,
     #[command(flatten)]
     pub live: LiveArgs,
+    #[command(flatten)]
+    pub screenshot: ScreenshotArgs,
     /// Print one JSON object per interval (JSON Lines) instead of the live view
     #[arg(short = 'b', long)]
     pub batch: bool,
@@ -57,6 +59,8 @@ pub enum Command {
     Dump(DumpArgs),
     /// Show a recording in the live views, at the recorded pace
     Replay(ReplayArgs),
+    /// Render one screen to a file, headless: from this machine (after --duration) or from a recording (--from FILE --at T)
+    Snapshot(SnapshotArgs),
     /// Record every scheduler event (switch, wakeup, migration) for SECS seconds
     /// into a Perfetto trace (open it in ui.perfetto.dev); needs root
     Trace(TraceArgs),
@@ -170,4 +174,61 @@ pub struct ReplayArgs {
     /// Playback speed: 2 plays twice as fast as recorded (in the view: x, + and - pick x1, x10, x100)
     #[arg(long, value_name = "X", default_value = "1")]
     pub speed: String,
+    #[command(flatten)]
+    pub screenshot: ScreenshotArgs,
+}
+
+/// Where the `s` key saves screenshots of the live or replay view.
+#[derive(Args, Debug, Clone)]
+pub struct ScreenshotArgs {
+    /// Screenshot format(s) the s key saves: txt, ansi, html, svg (repeatable or comma-separated)
+    #[arg(
+        long = "screenshot-format",
+        value_name = "FMT",
+        value_delimiter = ',',
+        default_value = "svg,txt",
+        value_parser = parse_screenshot_format
+    )]
+    pub screenshot_formats: Vec<crate::export::screenshot::Format>,
+    /// Directory the s key saves screenshots in
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub screenshot_dir: std::path::PathBuf,
+}
+
+fn parse_screenshot_format(s: &str) -> Result<crate::export::screenshot::Format, String> {
+    s.trim().parse()
+}
+
+/// `schedtop snapshot`: one screen, rendered to a file without a terminal.
+#[derive(Args, Debug, Clone)]
+pub struct SnapshotArgs {
+    /// threads, processes, cpus, numa or detail (the selected thread's histograms)
+    #[arg(long, value_name = "VIEW", default_value = "threads")]
+    pub view: String,
+    /// Screen size, COLSxROWS
+    #[arg(long, value_name = "WxH", default_value = "160x50")]
+    pub size: String,
+    /// txt, ansi, html or svg (default: from the extension of FILE, else svg)
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// The file to write (created, never through a symlink); without it, stdout
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    /// Replace FILE if it is an existing regular file
+    #[arg(long)]
+    pub force: bool,
+    /// Take the screen from this recording instead of this machine
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<std::path::PathBuf>,
+    /// With --from: the moment to show (2026-11-21T23:15:00Z, 23:15:00, -5m, +90s); default: the end
+    #[arg(long, value_name = "T", allow_hyphen_values = true, requires = "from")]
+    pub at: Option<String>,
+    /// Live: collect this long before rendering (at least two Samples): 2s, 500ms, 1m
+    #[arg(long, value_name = "D")]
+    pub duration: Option<String>,
+    /// Select this row: a thread/process id, or the first whose name contains the text
+    #[arg(long, value_name = "ID|NAME")]
+    pub select: Option<String>,
+    #[command(flatten)]
+    pub live: LiveArgs,
 }

@@ -9,5 +9,6 @@ pub mod doctor;
 pub mod export;
 pub mod model;
 pub mod record;
+pub mod snapshot;
 pub mod trace;
 pub mod ui;

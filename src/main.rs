@@ -44,7 +44,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             ringbuf_bytes: t.ringbuf_mib << 20,
             pid: t.pid,
         }),
-        None if !cli.batch => schedtop::ui::run_live(&opts),
+        Some(Command::Snapshot(args)) => schedtop::snapshot::run(&args),
+        None if !cli.batch => schedtop::ui::run::run_live_with(
+            &opts,
+            &schedtop::ui::screenshot_key::ScreenshotConfig::new(
+                &cli.screenshot.screenshot_formats,
+                &cli.screenshot.screenshot_dir,
+            )?,
+        ),
         None => {
             let mut source = LiveSource::open(&opts)?;
             if let Some(reason) = &source.host().degraded_reason {

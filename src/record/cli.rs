@@ -128,6 +128,10 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
     if !std::io::stdout().is_terminal() {
         bail!("stdout is not a terminal; use `schedtop dump` for CSV or JSON");
     }
+    let shots = crate::ui::screenshot_key::ScreenshotConfig::new(
+        &a.screenshot.screenshot_formats,
+        &a.screenshot.screenshot_dir,
+    )?;
     let mut rp = crate::ui::replay::Replay::from_reader(r, &a.file)?;
     rp.speed = speed;
     // --at: there and paused; otherwise playing from --from or the start
@@ -140,5 +144,5 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
     };
     let app = crate::ui::replay::app(rp, start, playing);
     let feed = crate::ui::replay::IdleFeed::new(app.host.clone());
-    crate::ui::run::run(app, feed)
+    crate::ui::run::run_with(app, feed, &shots)
 }
