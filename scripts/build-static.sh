@@ -9,11 +9,11 @@ source scripts/deps.sh
 # --target keeps RUSTFLAGS away from build scripts and proc macros, which
 # must stay dynamic to run on the build machine.
 LIBBPF_SYS_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu \
-RUSTFLAGS="-C target-feature=+crt-static" \
+RUSTFLAGS="-C target-feature=+crt-static -C strip=symbols" \
     cargo build --release --locked --features static \
     --target x86_64-unknown-linux-gnu --target-dir target/static
 bin=target/static/x86_64-unknown-linux-gnu/release/schedtop
-if ldd "$bin" 2>&1 | grep -q "not a dynamic executable"; then
+if ldd "$bin" 2>&1 | grep -Eq "not a dynamic executable|statically linked"; then
     echo "static binary: $bin ($(du -h "$bin" | cut -f1))"
 else
     echo "error: $bin is dynamically linked:" >&2
