@@ -93,52 +93,74 @@ pub fn save(
     time: SystemTime,
 ) -> Result<PathBuf> {
     let text = render(buf, format);
-    let base = file_name(host, time, format);
+    let (path, mut f) = create_unique(dir, host, time, format.extension(), 0o644, "screenshot")?;
+    f.write_all(text.as_bytes())
+        .and_then(|_| f.flush())
+        .with_context(|| format!("writing screenshot {}", path.display()))?;
+    Ok(path)
+}
+
+/// A new file in `dir` named after `host` and `time` with extension `ext`
+/// (`…-2.EXT`, `…-3.EXT`, … when taken), created O_CREAT|O_EXCL|O_NOFOLLOW
+/// with `mode` (less the umask): never an existing file or a symlink.
+/// `what` names the file in errors ("screenshot").
+pub fn create_unique(
+    dir: &Path,
+    host: &str,
+    time: SystemTime,
+    ext: &str,
+    mode: u32,
+    what: &str,
+) -> Result<(PathBuf, std::fs::File)> {
+    let base = file_name_ext(host, time, ext);
     let stem = base
-        .strip_suffix(&format!(".{}", format.extension()))
+        .strip_suffix(&format!(".{ext}"))
         .unwrap_or(&base)
         .to_string();
     for n in 1..=100u32 {
         let name = if n == 1 {
             base.clone()
         } else {
-            format!("{stem}-{n}.{}", format.extension())
+            format!("{stem}-{n}.{ext}")
         };
         let path = dir.join(name);
-        match create_new(&path) {
-            Ok(mut f) => {
-                f.write_all(text.as_bytes())
-                    .and_then(|_| f.flush())
-                    .with_context(|| format!("writing screenshot {}", path.display()))?;
-                return Ok(path);
-            }
+        match create_new_mode(&path, mode) {
+            Ok(f) => return Ok((path, f)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             // ELOOP: O_NOFOLLOW met a symlink
             Err(e) if e.raw_os_error() == Some(libc::ELOOP) => continue,
-            Err(e) => {
-                return Err(e).with_context(|| format!("creating screenshot {}", path.display()))
-            }
+            Err(e) => return Err(e).with_context(|| format!("creating {what} {}", path.display())),
         }
     }
     anyhow::bail!(
-        "cannot create a screenshot in {}: 100 files named {stem}* exist already",
+        "cannot create a {what} in {}: 100 files named {stem}* exist already",
         dir.display()
     )
 }
 
 /// Create a file that did not exist, never through a symlink, mode 0644.
 pub fn create_new(path: &Path) -> io::Result<std::fs::File> {
+    create_new_mode(path, 0o644)
+}
+
+/// [`create_new`] with another mode.
+pub fn create_new_mode(path: &Path, mode: u32) -> io::Result<std::fs::File> {
     OpenOptions::new()
         .write(true)
         .create_new(true) // O_CREAT|O_EXCL
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .mode(0o644)
+        .mode(mode)
         .open(path)
 }
 
 /// `schedtop-HOST-YYYYMMDD-HHMMSS.EXT` (UTC); the host name is reduced to
 /// `[A-Za-z0-9._-]` so it can never name another directory or a hidden file.
 pub fn file_name(host: &str, time: SystemTime, format: Format) -> String {
+    file_name_ext(host, time, format.extension())
+}
+
+/// [`file_name`] with any extension (`pftrace` for the flight recorder).
+pub fn file_name_ext(host: &str, time: SystemTime, ext: &str) -> String {
     let secs = time
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -151,7 +173,7 @@ pub fn file_name(host: &str, time: SystemTime, format: Format) -> String {
         rem / 3600,
         rem % 3600 / 60,
         rem % 60,
-        format.extension()
+        ext
     )
 }
 
