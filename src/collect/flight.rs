@@ -193,6 +193,18 @@ pub fn record(
     keep_going: &mut dyn FnMut() -> bool,
     sink: &mut dyn FnMut(&FlightEvent),
 ) -> Result<FlightStats> {
+    record_with_drops(opts, on_ready, &mut |_| keep_going(), sink)
+}
+
+/// [`record`], for a long-running recorder: `keep_going` is also handed the
+/// drop counter so far (records the kernel could not reserve), read after
+/// each drain.
+pub fn record_with_drops(
+    opts: &FlightOptions,
+    on_ready: &mut dyn FnMut(),
+    keep_going: &mut dyn FnMut(u64) -> bool,
+    sink: &mut dyn FnMut(&FlightEvent),
+) -> Result<FlightStats> {
     let size = opts.ringbuf_bytes;
     if !size.is_power_of_two() || size < 4096 {
         anyhow::bail!("ring buffer size {size} is not a power of two of at least 4096 bytes");
@@ -242,7 +254,25 @@ pub fn record(
     .context("attaching the scheduler tracepoints")?;
     on_ready();
 
-    while keep_going() {
+    let zero = 0u32.to_ne_bytes();
+    let read_dropped = || -> Result<u64> {
+        Ok(skel
+            .maps
+            .dropped
+            .lookup_percpu(&zero, MapFlags::ANY)
+            .context("reading the drop counter")?
+            .unwrap_or_default()
+            .iter()
+            .map(|v| {
+                let mut b = [0u8; 8];
+                let n = v.len().min(8);
+                b[..n].copy_from_slice(&v[..n]);
+                u64::from_ne_bytes(b)
+            })
+            .sum())
+    };
+    let mut dropped_so_far = 0;
+    while keep_going(dropped_so_far) {
         // The program submits without wakeups: this is a 20 ms wait that a
         // signal cuts short. poll() does not consume on a timeout: consume().
         let n = rb.poll_raw(DRAIN_EVERY);
@@ -251,26 +281,13 @@ pub fn record(
             return Err(std::io::Error::from_raw_os_error(-n)).context("polling the ring buffer");
         }
         rb.consume().context("draining the ring buffer")?;
+        dropped_so_far = read_dropped()?;
     }
     drop(links);
     rb.consume().context("draining the ring buffer")?;
     drop(rb);
 
-    let zero = 0u32.to_ne_bytes();
-    let dropped = skel
-        .maps
-        .dropped
-        .lookup_percpu(&zero, MapFlags::ANY)
-        .context("reading the drop counter")?
-        .unwrap_or_default()
-        .iter()
-        .map(|v| {
-            let mut b = [0u8; 8];
-            let n = v.len().min(8);
-            b[..n].copy_from_slice(&v[..n]);
-            u64::from_ne_bytes(b)
-        })
-        .sum();
+    let dropped = read_dropped()?;
     Ok(FlightStats {
         events: events.get(),
         dropped,

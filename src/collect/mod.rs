@@ -1,6 +1,7 @@
 //! Sources of Samples: BPF when it can load, /proc otherwise.
 pub mod bpf;
 pub mod flight;
+pub mod flight_ring;
 pub mod perf;
 pub mod procfs;
 pub mod system;

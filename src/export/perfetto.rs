@@ -263,6 +263,30 @@ impl<W: Write> PerfettoWriter<W> {
         self.out.write_all(packet)
     }
 
+    /// Write one bundle of events encoded elsewhere: `events` is a run of
+    /// `FtraceEventBundle.event` fields (see [`encode_event`]), `n` of them,
+    /// already in timestamp order. Bundles being filled by `push` are not
+    /// touched.
+    pub fn push_encoded(&mut self, cpu: u32, events: &[u8], n: u64) -> io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let mut bundle = Vec::with_capacity(events.len() + 8);
+        wire::uint(&mut bundle, field::BUNDLE_CPU, cpu as u64);
+        bundle.extend_from_slice(events);
+        let mut packet = Vec::with_capacity(bundle.len() + 16);
+        wire::bytes(&mut packet, field::PACKET_FTRACE_EVENTS, &bundle);
+        wire::uint(&mut packet, field::PACKET_SEQUENCE_ID, SEQUENCE_ID);
+        self.events += n;
+        self.write_packet(&packet)
+    }
+
+    /// Name a thread in the process tree (events added with `push` do this
+    /// themselves).
+    pub fn remember_thread(&mut self, pid: i32, tgid: i32, comm: &[u8; COMM_LEN]) {
+        self.remember(pid, tgid, comm);
+    }
+
     fn remember(&mut self, pid: i32, tgid: i32, comm: &[u8; COMM_LEN]) {
         if pid <= 0 {
             return;
