@@ -7,11 +7,22 @@ use serde::{Deserialize, Serialize};
 /// Number of slots; the last one also holds everything longer (2^26 us ≈ 67 s).
 pub const HIST_SLOTS: usize = 28;
 
-/// Cumulative counts per slot.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Cumulative counts per slot. `counts` may be shorter than HIST_SLOTS:
+/// missing slots are zero (an idle thread's histograms hold no memory), and
+/// two histograms are equal when their counts are, whatever the lengths.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Log2Hist {
     pub counts: Vec<u64>,
 }
+
+impl PartialEq for Log2Hist {
+    fn eq(&self, other: &Self) -> bool {
+        let n = self.counts.len().max(other.counts.len());
+        (0..n).all(|i| self.get(i) == other.get(i))
+    }
+}
+
+impl Eq for Log2Hist {}
 
 /// The slot a duration in microseconds falls in.
 pub fn slot_of_us(us: u64) -> usize {
@@ -47,12 +58,18 @@ impl Log2Hist {
         }
     }
 
+    /// From per-slot counts; trailing empty slots are not stored.
     pub fn from_counts(counts: impl IntoIterator<Item = u64>) -> Self {
-        let mut h = Log2Hist::new();
-        for (slot, c) in counts.into_iter().enumerate().take(HIST_SLOTS) {
-            h.counts[slot] = c;
+        let mut counts: Vec<u64> = counts.into_iter().take(HIST_SLOTS).collect();
+        while counts.last() == Some(&0) {
+            counts.pop();
         }
-        h
+        Log2Hist { counts }
+    }
+
+    /// The count in `slot` (zero past the stored ones).
+    pub fn get(&self, slot: usize) -> u64 {
+        self.counts.get(slot).copied().unwrap_or(0)
     }
 
     pub fn record_us(&mut self, us: u64) {
@@ -74,15 +91,16 @@ impl Log2Hist {
     /// Counts added since `earlier`. If any slot went down the counters
     /// restarted (a new thread under a reused id): everything is new.
     pub fn since(&self, earlier: &Log2Hist) -> Log2Hist {
-        let mut d = Log2Hist::new();
-        for (slot, &c) in self.counts.iter().enumerate().take(HIST_SLOTS) {
-            let e = earlier.counts.get(slot).copied().unwrap_or(0);
+        let n = self.counts.len().max(earlier.counts.len()).min(HIST_SLOTS);
+        let mut d = Vec::with_capacity(n);
+        for slot in 0..n {
+            let (c, e) = (self.get(slot), earlier.get(slot));
             if c < e {
                 return Log2Hist::from_counts(self.counts.iter().copied());
             }
-            d.counts[slot] = c - e;
+            d.push(c - e);
         }
-        d
+        Log2Hist::from_counts(d)
     }
 
     pub fn merge(&mut self, other: &Log2Hist) {
@@ -203,6 +221,19 @@ mod tests {
     fn since_subtracts_and_handles_restart() {
         let a = Log2Hist::from_counts([1, 2, 3]);
         let b = Log2Hist::from_counts([1, 5, 1]);
+        // idle: nothing stored, and equal to an all-zero histogram
+        assert!(Log2Hist::from_counts([0, 0, 0]).counts.is_empty());
+        assert_eq!(Log2Hist::from_counts([0, 0]), Log2Hist::new());
+        assert_eq!(
+            Log2Hist::from_counts([1, 2]),
+            Log2Hist::from_counts([1, 2, 0, 0])
+        );
+        assert_ne!(
+            Log2Hist::from_counts([1, 2]),
+            Log2Hist::from_counts([1, 2, 1])
+        );
+        // an earlier histogram longer than the later one: a restart
+        assert_eq!(a.since(&Log2Hist::from_counts([1, 2, 3, 9])), a);
         let c = Log2Hist::from_counts([2, 6, 4]);
         let d = c.since(&a);
         assert_eq!(&d.counts[..3], &[1, 4, 1]);

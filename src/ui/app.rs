@@ -48,12 +48,12 @@ pub enum HistScope {
 
 /// Full Samples kept (rates need the last two; the rest is slack for
 /// later views). Sparklines keep their own compact series.
-pub const HISTORY_CAP: usize = 8;
+pub const HISTORY_CAP: usize = 2;
 /// Points of switch-rate history kept per row.
 pub const SERIES_CAP: usize = 300;
 /// Samples held back while paused; older ones are dropped (cumulative
 /// counters: that costs only sparkline points).
-pub const PENDING_CAP: usize = 64;
+pub const PENDING_CAP: usize = 4;
 /// Steps of `+` / `-`, ns.
 pub const INTERVAL_STEPS: &[u64] = &[
     100_000_000,
@@ -230,6 +230,11 @@ impl AppState {
         for r in self.derived.threads.iter().chain(&self.derived.processes) {
             seen.insert(r.key);
             if let Some(v) = r.switches_s() {
+                // a row that never switched gets no series (10,000 idle
+                // threads would otherwise hold 300 zeros each)
+                if v == 0.0 && !self.series.contains_key(&r.key) {
+                    continue;
+                }
                 let s = self.series.entry(r.key).or_default();
                 if s.len() >= SERIES_CAP {
                     s.pop_front();
@@ -426,6 +431,7 @@ impl AppState {
         }
         match a {
             Action::Screenshot => return Effect::Screenshot,
+            Action::WriteFlight => return Effect::WriteFlight,
             Action::Replay(r) => super::replay::apply(self, r),
             Action::ToggleRecord => super::recording::toggle(self),
             Action::Quit => return Effect::Quit,
