@@ -24,6 +24,20 @@ pub struct Cli {
     /// Number of intervals to print in batch mode (default: until interrupted)
     #[arg(short = 'n', long, value_name = "N")]
     pub count: Option<u64>,
+    /// Live view: keep the last SECS seconds of scheduler events in memory;
+    /// the W key writes them as a Perfetto trace in --screenshot-dir (needs root)
+    #[arg(long, value_name = "SECS", value_parser = parse_flight, conflicts_with = "batch")]
+    pub flight: Option<f64>,
+}
+
+fn parse_flight(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !(1.0..=3600.0).contains(&v) {
+        return Err("--flight must be between 1 and 3600 seconds".into());
+    }
+    Ok(v)
 }
 
 #[derive(Args, Debug, Clone)]

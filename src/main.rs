@@ -30,6 +30,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         force_procfs: cli.live.procfs,
         require_bpf: cli.live.require_bpf,
     };
+    if cli.flight.is_some() && cli.command.is_some() {
+        anyhow::bail!("--flight is for the live view (schedtop --flight SECS)");
+    }
     match cli.command {
         Some(Command::Doctor) => schedtop::doctor::run(),
         Some(Command::Completions { shell }) => schedtop::docs::completions(shell),
@@ -45,12 +48,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             pid: t.pid,
         }),
         Some(Command::Snapshot(args)) => schedtop::snapshot::run(&args),
-        None if !cli.batch => schedtop::ui::run::run_live_with(
+        None if !cli.batch => schedtop::ui::run::run_live_flight(
             &opts,
             &schedtop::ui::screenshot_key::ScreenshotConfig::new(
                 &cli.screenshot.screenshot_formats,
                 &cli.screenshot.screenshot_dir,
             )?,
+            cli.flight.map(std::time::Duration::from_secs_f64),
         ),
         None => {
             let mut source = LiveSource::open(&opts)?;

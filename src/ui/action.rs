@@ -53,6 +53,8 @@ pub enum Action {
     Replay(super::replay::ReplayAction),
     /// live: start or stop recording to a file (`R`, recording.rs)
     ToggleRecord,
+    /// live: write the flight recorder as a Perfetto trace (`W`, flight_key.rs)
+    WriteFlight,
 }
 
 /// What the event loop does after an action.
@@ -64,4 +66,6 @@ pub enum Effect {
     SetInterval(u64),
     /// save the screen (screenshot_key.rs) and say where on the status line
     Screenshot,
+    /// ask the flight recorder for a trace file (flight_key.rs)
+    WriteFlight,
 }

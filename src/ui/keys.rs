@@ -78,6 +78,7 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Char('m') => Action::ToggleMatrix,
         KeyCode::Char('s') => Action::Screenshot,
         KeyCode::Char('R') => Action::ToggleRecord,
+        KeyCode::Char('W') => Action::WriteFlight,
         _ => return None,
     };
     Some(a)
@@ -129,6 +130,10 @@ pub const HELP: &[(&str, &str)] = &[
     (
         "R",
         "live: start / stop recording (./schedtop-HOST-*.schedtop)",
+    ),
+    (
+        "W",
+        "live: save the last --flight SECS of events (.pftrace)",
     ),
     ("replay: space  Z", "play / pause"),
     ("replay: t  T", "one sample forward / back"),

@@ -7,6 +7,7 @@ pub mod columns;
 pub mod cpus;
 pub mod feed;
 pub mod fixtures;
+pub mod flight_key;
 pub mod format;
 pub mod keys;
 pub mod layout;

@@ -8,11 +8,14 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event;
 use ratatui::Terminal;
 
+use crate::collect::flight::FlightOptions;
+use crate::collect::flight_ring::{self, FlightRecorder};
 use crate::collect::LiveOptions;
 
 use super::action::{Action, Effect};
 use super::app::{AppState, Mode};
 use super::feed::{Feed, FeedEvent, LiveFeed};
+use super::flight_key::{self, FlightLink};
 use super::keys;
 use super::render::render;
 use super::screenshot_key::{self, ScreenshotConfig};
@@ -33,13 +36,43 @@ pub fn run_live(opts: &LiveOptions) -> Result<()> {
 
 /// `run_live`, with the `s` key saving screenshots as `shots` says.
 pub fn run_live_with(opts: &LiveOptions, shots: &ScreenshotConfig) -> Result<()> {
+    run_live_flight(opts, shots, None)
+}
+
+/// `run_live_with`, and with `flight` (`--flight SECS`) the flight recorder
+/// keeping that much of the scheduler's events for the `W` key.
+pub fn run_live_flight(
+    opts: &LiveOptions,
+    shots: &ScreenshotConfig,
+    flight: Option<Duration>,
+) -> Result<()> {
     if !io::stdout().is_terminal() {
         bail!("stdout is not a terminal; use --batch for JSON lines");
     }
-    // open the source before taking the terminal, so its errors print plainly
+    // start the recorder and open the source before taking the terminal, so
+    // their errors print plainly
+    let recorder = match flight {
+        Some(window) => {
+            if std::env::var_os("SCHEDTOP_BPF_DEBUG").is_none() {
+                libbpf_rs::set_print(None);
+            }
+            Some(FlightRecorder::start(
+                window,
+                FlightOptions::default(),
+                flight_ring::DEFAULT_BYTE_CAP,
+            )?)
+        }
+        None => None,
+    };
     let feed = LiveFeed::start(opts)?;
     let app = AppState::new(feed.host().clone(), Mode::Live);
-    run_with(app, feed, shots)
+    let mut link = recorder
+        .as_ref()
+        .map(|r| FlightLink::to(r, shots.dir.clone()));
+    let result = run_with_flight(app, feed, shots, link.as_mut());
+    // stops the recorder (and waits for a trace being written)
+    drop(recorder);
+    result
 }
 
 /// Run the UI on `feed` until the user quits or a signal arrives.
@@ -48,10 +81,20 @@ pub fn run(app: AppState, feed: impl Feed) -> Result<()> {
 }
 
 /// `run`, with the `s` key saving screenshots as `shots` says.
-pub fn run_with(mut app: AppState, mut feed: impl Feed, shots: &ScreenshotConfig) -> Result<()> {
+pub fn run_with(app: AppState, feed: impl Feed, shots: &ScreenshotConfig) -> Result<()> {
+    run_with_flight(app, feed, shots, None)
+}
+
+/// `run_with`, and the `W` key asking `flight` for a trace.
+pub fn run_with_flight(
+    mut app: AppState,
+    mut feed: impl Feed,
+    shots: &ScreenshotConfig,
+    flight: Option<&mut FlightLink>,
+) -> Result<()> {
     terminal::catch_signals();
     let result = match TerminalGuard::enter() {
-        Ok(_guard) => event_loop(&mut app, &mut feed, shots),
+        Ok(_guard) => event_loop(&mut app, &mut feed, shots, flight),
         Err(e) => Err(e.into()),
     }; // the guard has restored the terminal here
     drop(feed);
@@ -63,7 +106,12 @@ pub fn run_with(mut app: AppState, mut feed: impl Feed, shots: &ScreenshotConfig
     result
 }
 
-fn event_loop(app: &mut AppState, feed: &mut impl Feed, shots: &ScreenshotConfig) -> Result<()> {
+fn event_loop(
+    app: &mut AppState,
+    feed: &mut impl Feed,
+    shots: &ScreenshotConfig,
+    mut flight: Option<&mut FlightLink>,
+) -> Result<()> {
     let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     tty::exit_on_hangup();
     let size = term.size()?;
@@ -95,6 +143,13 @@ fn event_loop(app: &mut AppState, feed: &mut impl Feed, shots: &ScreenshotConfig
             }
             dirty = true;
         }
+        // the flight recorder's answer to W
+        if let Some(link) = flight.as_deref_mut() {
+            if flight_key::poll(app, link) {
+                status_since = Some(Instant::now());
+                dirty = true;
+            }
+        }
         // replay: playback moves the cursor as time passes
         if super::replay::tick(app, crate::collect::system::monotonic_ns()) {
             dirty = true;
@@ -123,6 +178,14 @@ fn event_loop(app: &mut AppState, feed: &mut impl Feed, shots: &ScreenshotConfig
                     Effect::SetInterval(ns) => feed.set_interval(ns),
                     Effect::Screenshot => {
                         screenshot_key::take(app, shots, std::time::SystemTime::now());
+                        status_since = Some(Instant::now());
+                    }
+                    Effect::WriteFlight => {
+                        flight_key::request(
+                            app,
+                            flight.as_deref_mut(),
+                            std::time::SystemTime::now(),
+                        );
                         status_since = Some(Instant::now());
                     }
                     Effect::None => {}

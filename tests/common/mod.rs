@@ -2,6 +2,8 @@
 //! kernel's own counters to check schedtop against.
 #![allow(dead_code)]
 
+pub mod perfetto;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
