@@ -63,6 +63,68 @@ fn comm_string(raw: &[i8]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// Every entry of a hash map, in batches of 1,024 per syscall.
+///
+/// Not libbpf-rs's batch iterator: it takes a short batch for the last one,
+/// but a hash map's batch is also short when the next bucket does not fit
+/// (kernel/bpf/hashtab.c), so it stopped early and left entries behind.
+/// Here only ENOENT ends the walk.
+fn read_hash_map(map: &libbpf_rs::MapMut<'_>) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    use std::os::fd::AsFd;
+    const BATCH: usize = 1024;
+    let (ks, vs) = (map.key_size() as usize, map.value_size() as usize);
+    let fd = map.as_fd().as_raw_fd();
+    let opts = libbpf_sys::bpf_map_batch_opts {
+        sz: std::mem::size_of::<libbpf_sys::bpf_map_batch_opts>() as _,
+        ..Default::default()
+    };
+    let mut keys = vec![0u8; ks * BATCH];
+    let mut values = vec![0u8; vs * BATCH];
+    // the kernel's position in the map (for hash maps: a bucket index)
+    let (mut in_batch, mut out_batch) = (0u64, 0u64);
+    let mut first = true;
+    let mut out = Vec::new();
+    loop {
+        let mut count = BATCH as u32;
+        // SAFETY: the buffers hold BATCH keys and values of the map's sizes;
+        // in/out batch are u64, larger than the 4-byte hash batch token.
+        let ret = unsafe {
+            libbpf_sys::bpf_map_lookup_batch(
+                fd,
+                if first {
+                    std::ptr::null_mut()
+                } else {
+                    (&mut in_batch as *mut u64).cast()
+                },
+                (&mut out_batch as *mut u64).cast(),
+                keys.as_mut_ptr().cast(),
+                values.as_mut_ptr().cast(),
+                &mut count,
+                &opts,
+            )
+        };
+        let err = if ret < 0 { -ret } else { 0 };
+        if err == libc::EINTR {
+            continue;
+        }
+        if err != 0 && err != libc::ENOENT {
+            return Err(std::io::Error::from_raw_os_error(err)).context("reading a BPF map");
+        }
+        let n = (count as usize).min(BATCH);
+        for i in 0..n {
+            out.push((
+                keys[i * ks..(i + 1) * ks].to_vec(),
+                values[i * vs..(i + 1) * vs].to_vec(),
+            ));
+        }
+        if err == libc::ENOENT {
+            return Ok(out);
+        }
+        in_batch = out_batch;
+        first = false;
+    }
+}
+
 impl BpfSource {
     /// Load and attach. Errors say why BPF is not available.
     pub fn start(topology: Topology, pid_filter: Vec<u32>, runqueue_sampler: bool) -> Result<Self> {
@@ -185,20 +247,10 @@ impl BpfSource {
 
     /// Final counts of threads that died since the last drain.
     fn read_exited(&self) -> Result<Vec<(Vec<u8>, thread_stats)>> {
-        let mut out = Vec::new();
-        let map = &self.skel.maps.exited;
-        // One syscall per batch of entries instead of two per entry.
-        match map.lookup_batch(1024, MapFlags::ANY, MapFlags::ANY) {
-            Ok(iter) => out.extend(iter.map(|(k, v)| (k, read_pod::<thread_stats>(&v)))),
-            Err(_) => {
-                for k in map.keys() {
-                    if let Some(v) = map.lookup(&k, MapFlags::ANY)? {
-                        out.push((k, read_pod(&v)));
-                    }
-                }
-            }
-        }
-        Ok(out)
+        Ok(read_hash_map(&self.skel.maps.exited)?
+            .into_iter()
+            .map(|(k, v)| (k, read_pod::<thread_stats>(&v)))
+            .collect())
     }
 
     /// Drain into a Sample: every live thread once, and every thread that
