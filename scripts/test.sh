@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh --test
-cargo test --locked "$@"
+cargo test --locked --no-fail-fast "$@"
