@@ -33,6 +33,8 @@ pub const DEFAULT_BYTE_CAP: usize = 128 << 20;
 pub const EXTENSION: &str = "pftrace";
 
 type Threads = HashMap<i32, (i32, [u8; COMM_LEN])>;
+/// What one thread's name costs in a chunk's map, about.
+const THREAD_BYTES: usize = 48;
 
 /// Up to a bundle of one CPU's events, encoded, in timestamp order.
 #[derive(Clone, Debug)]
@@ -209,6 +211,9 @@ impl Ring {
         c.dropped += dropped_total.saturating_sub(self.dropped_at_start);
         self.dropped_at_start = dropped_total;
         c.threads = Arc::new(std::mem::take(&mut self.cur_threads));
+        // the names count against the cap too (10,000 busy threads are
+        // ~0.5 MB a second)
+        c.bytes += c.threads.len() * THREAD_BYTES;
         if !c.segments.is_empty() || c.dropped > 0 {
             self.bytes += c.bytes;
             self.chunks.push_back(c);
@@ -468,10 +473,9 @@ fn recorder_thread(
             "the flight recorder failed: {}",
             one_line(&format!("{e:#}"))
         );
-        while let Ok(req) = requests.recv() {
-            let _ = req.reply.send(Err(why.clone()));
-            if stop.load(Ordering::SeqCst) {
-                break;
+        while !stop.load(Ordering::SeqCst) {
+            if let Ok(req) = requests.recv_timeout(Duration::from_millis(100)) {
+                let _ = req.reply.send(Err(why.clone()));
             }
         }
     }
