@@ -60,11 +60,18 @@ impl Log2Hist {
 
     /// From per-slot counts; trailing empty slots are not stored.
     pub fn from_counts(counts: impl IntoIterator<Item = u64>) -> Self {
-        let mut counts: Vec<u64> = counts.into_iter().take(HIST_SLOTS).collect();
-        while counts.last() == Some(&0) {
-            counts.pop();
+        let mut buf = [0u64; HIST_SLOTS];
+        let mut len = 0;
+        for (slot, c) in counts.into_iter().take(HIST_SLOTS).enumerate() {
+            buf[slot] = c;
+            if c != 0 {
+                len = slot + 1;
+            }
         }
-        Log2Hist { counts }
+        // exactly sized: an idle thread's histogram allocates nothing
+        Log2Hist {
+            counts: buf[..len].to_vec(),
+        }
     }
 
     /// The count in `slot` (zero past the stored ones).
