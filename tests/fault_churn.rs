@@ -47,25 +47,43 @@ fn pid_of_pane(socket: &str) -> u32 {
     String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
 }
 
-/// Entries now in every loaded BPF map named `exited` (schedtop's dead-thread map).
+/// Entries now in every loaded BPF map named `exited` (schedtop's
+/// dead-thread map): one `"key"` line per entry in bpftool's BTF-formatted
+/// dump. Streamed: a full map dumps hundreds of MB of text, never held.
 fn exited_map_entries() -> Option<usize> {
-    let o = Command::new("bpftool")
-        .args(["-j", "map", "dump", "name", "exited"])
-        .output()
+    use std::io::BufRead;
+    let mut child = Command::new("bpftool")
+        .args(["map", "dump", "name", "exited"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
         .ok()?;
-    if !o.status.success() {
-        return None;
+    let mut total = 0;
+    for line in std::io::BufReader::new(child.stdout.take()?).lines() {
+        let line = line.ok()?;
+        let t = line.trim_start();
+        if t.starts_with("\"key\":") || t.starts_with("key:") {
+            total += 1;
+        }
     }
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).ok()?;
-    // one map: a list of entries; several: a list of lists
-    Some(match v.as_array()?.first() {
-        Some(serde_json::Value::Array(_)) => v
-            .as_array()?
-            .iter()
-            .map(|m| m.as_array().map_or(0, |a| a.len()))
-            .sum(),
-        _ => v.as_array()?.len(),
-    })
+    child.wait().ok()?.success().then_some(total)
+}
+
+/// Kills the tmux server and the recorder however the test ends, so a
+/// failed assertion leaves no schedtop running behind.
+struct Cleanup {
+    socket: String,
+    recorder: Option<u32>,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if let Some(pid) = self.recorder {
+            // SAFETY: a plain signal to our own child
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+        let _ = tmux(&self.socket, &["kill-server"]);
+    }
 }
 
 #[test]
@@ -77,6 +95,10 @@ fn ten_thousand_threads_a_second_for_a_minute() {
     let dir = tempfile::tempdir().unwrap();
     let rec = dir.path().join("churn.schedtop");
     let socket = format!("schedtop-churn-{}", std::process::id());
+    let mut cleanup = Cleanup {
+        socket: socket.clone(),
+        recorder: None,
+    };
     assert!(tmux(
         &socket,
         &[
@@ -102,6 +124,7 @@ fn ten_thousand_threads_a_second_for_a_minute() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    cleanup.recorder = Some(recorder.id());
     std::thread::sleep(Duration::from_secs(2));
     let tui_pid = pid_of_pane(&socket);
 
@@ -153,6 +176,7 @@ fn ten_thousand_threads_a_second_for_a_minute() {
     // SAFETY: a plain signal to our own child
     unsafe { libc::kill(recorder.id() as i32, libc::SIGTERM) };
     let status = recorder.wait().unwrap();
+    cleanup.recorder = None;
     let _ = tmux(&socket, &["kill-server"]);
     assert!(
         status.success() || status.code().is_none(),
