@@ -3,7 +3,7 @@
 //! A thread is matched across Samples by (tid, start time), so a reused tid
 //! counts as a new thread. A thread missing from the earlier Sample uses its
 //! baseline if the source knows one, else it has no rate this interval.
-use std::collections::HashMap;
+use super::fasthash::IdMap;
 
 use super::hist::Log2Hist;
 use super::sample::{Sample, ThreadSample};
@@ -90,7 +90,7 @@ pub fn elapsed_s(prev: &Sample, cur: &Sample) -> f64 {
 }
 
 /// Index of a Sample's threads by (tid, start time).
-pub fn index_threads(s: &Sample) -> HashMap<(u32, u64), &ThreadSample> {
+pub fn index_threads(s: &Sample) -> IdMap<(u32, u64), &ThreadSample> {
     s.threads
         .iter()
         .map(|t| ((t.tid, t.start_time_ns), t))
@@ -114,7 +114,7 @@ pub fn intervals<'a>(
 
 /// CPU→CPU migrations during the interval, (from, to, count), non-zero only.
 pub fn migration_deltas(prev: Option<&Sample>, cur: &Sample) -> Vec<(u32, u32, u64)> {
-    let before: HashMap<(u32, u32), u64> = prev
+    let before: IdMap<(u32, u32), u64> = prev
         .map(|p| {
             p.migrations
                 .iter()

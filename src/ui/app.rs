@@ -1,7 +1,9 @@
 //! `AppState`: everything the screen shows. Keys (`apply`) and Samples
 //! (`push_sample`) change it; `render` only reads it. Derived rows are
 //! recomputed here, when the inputs change, never while drawing.
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use crate::model::fasthash::{IdMap, IdSet};
 
 use crate::model::{HostInfo, Log2Hist, Sample};
 
@@ -118,7 +120,7 @@ pub struct AppState {
     /// the current view's rows, filtered and sorted
     pub rows: Vec<Row>,
     /// switches/s per row over time, oldest first
-    pub series: HashMap<RowKey, VecDeque<u64>>,
+    pub series: IdMap<RowKey, VecDeque<u64>>,
     /// the selected row's histograms since the first Sample (slice, wait)
     pub since_start: Option<(Option<Log2Hist>, Option<Log2Hist>)>,
     /// the last interval per CPU and node→node (None before two Samples)
@@ -160,7 +162,7 @@ impl AppState {
             recording: None,
             derived: Derived::default(),
             rows: Vec::new(),
-            series: HashMap::new(),
+            series: IdMap::default(),
             since_start: None,
             cpu: None,
             cpu_history: CpuHistory::default(),
@@ -226,7 +228,7 @@ impl AppState {
     /// Append this interval's switch rates to each row's series and forget
     /// rows that are gone.
     fn record_series(&mut self) {
-        let mut seen = HashSet::new();
+        let mut seen = IdSet::default();
         for r in self.derived.threads.iter().chain(&self.derived.processes) {
             seen.insert(r.key);
             if let Some(v) = r.switches_s() {
