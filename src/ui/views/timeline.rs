@@ -162,20 +162,7 @@ pub fn footer(app: &AppState, width: u16) -> Option<Line<'static>> {
         ("Enter", "Detail", 6),
         ("q", "Quit", 0),
     ];
-    let len =
-        |h: &[(&str, &str, u8)]| -> usize { h.iter().map(|(k, l, _)| k.len() + l.len() + 1).sum() };
-    while len(&hints) > usize::from(width) + 1 {
-        let Some(i) = hints
-            .iter()
-            .enumerate()
-            .filter(|(_, x)| x.2 > 0)
-            .max_by_key(|(_, x)| x.2)
-            .map(|(i, _)| i)
-        else {
-            break;
-        };
-        hints.remove(i);
-    }
+    super::footer::drop_to_fit(&mut hints, width);
     let mut s = Vec::new();
     for (k, l, _) in hints {
         s.push(Span::styled(k, theme::footer_key()));
