@@ -85,6 +85,14 @@ pub fn dump(a: &DumpArgs) -> Result<()> {
     for s in &rep.skipped {
         eprintln!("schedtop: {}: skipped {s}", a.file.display());
     }
+    if rep.read == 0 && (rep.in_range > 0 || !r.damage().is_empty()) {
+        // damage everywhere: exit 0 would pass for an empty but fine result
+        bail!(
+            "{}: nothing could be read ({} Samples listed, none readable)",
+            a.file.display(),
+            rep.in_range
+        );
+    }
     if rep.intervals == 0 {
         eprintln!(
             "schedtop: {}: no intervals in the selected range ({} samples in the file)",

@@ -40,6 +40,54 @@ const SPARSE_HIST: usize = 64;
 
 const STREAMS: usize = 8;
 
+/// Most memory one decoded Sample may take. A few KB of zstd can hold a
+/// Sample of millions of 16-byte threads (zeros compress to nothing), so
+/// neither the payload nor the decompressed size bounds what decoding
+/// builds; this does. A real thread takes ~700 bytes decoded (names, two
+/// histograms): ~350,000 threads fit, 3x the largest machine measured, and
+/// the writer refuses a Sample over it rather than write one no reader opens.
+pub const MAX_DECODED: usize = 256 << 20;
+
+/// What decoding has left of MAX_DECODED.
+struct Budget(usize);
+
+impl Budget {
+    fn take(&mut self, bytes: usize) -> DResult<()> {
+        self.0 = self
+            .0
+            .checked_sub(bytes)
+            .ok_or(DecodeError("decoded Sample over the memory limit"))?;
+        Ok(())
+    }
+
+    fn items<T>(&mut self, n: usize) -> DResult<()> {
+        self.take(n.saturating_mul(std::mem::size_of::<T>()))
+    }
+}
+
+/// Memory `s` takes as the decoder counts it (see MAX_DECODED).
+pub fn decoded_size(s: &Sample) -> usize {
+    use std::mem::size_of;
+    let hist = |h: &Option<Log2Hist>| h.as_ref().map_or(0, |h| h.counts.len() * 8);
+    let threads: usize = s
+        .threads
+        .iter()
+        .map(|t| {
+            size_of::<ThreadSample>()
+                + t.comm.len()
+                + t.process_comm.len()
+                + hist(&t.slice_hist)
+                + hist(&t.wait_hist)
+        })
+        .sum();
+    let cpus: usize = s
+        .cpus
+        .iter()
+        .map(|c| size_of::<CpuSample>() + c.rq.as_ref().map_or(0, |r| r.hist.len() * 8))
+        .sum();
+    threads + cpus + s.migrations.len() * size_of::<MigrationCount>()
+}
+
 #[derive(Default)]
 struct Streams {
     ids: Vec<u8>,
@@ -95,6 +143,7 @@ pub fn encode_split(cur: &Sample, prev: Option<&Sample>) -> (Vec<u8>, Vec<usize>
 /// Decode what `encode` wrote; `prev` must be the Sample it was encoded on.
 pub fn decode(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
     let mut c = Cursor::new(raw);
+    let mut budget = Budget(MAX_DECODED);
     let zero = Sample::default();
     let p = match (c.u8()?, prev) {
         (MODE_KEY, _) => &zero,
@@ -105,9 +154,9 @@ pub fn decode(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
     let time_ns = c.delta(p.time_ns)?;
     let mono_ns = c.delta(p.mono_ns)?;
     let system = decode_system(&mut c, &p.system)?;
-    let cpus = decode_cpus(&mut c, &p.cpus)?;
-    let migrations = decode_migrations(&mut c, &p.migrations)?;
-    let threads = decode_threads(&mut c, &p.threads)?;
+    let cpus = decode_cpus(&mut c, &p.cpus, &mut budget)?;
+    let migrations = decode_migrations(&mut c, &p.migrations, &mut budget)?;
+    let threads = decode_threads(&mut c, &p.threads, &mut budget)?;
     if !c.is_empty() {
         return Err(DecodeError("trailing bytes after Sample"));
     }
@@ -238,13 +287,14 @@ fn encode_counts(out: &mut Vec<u8>, cur: &[u64], refv: Option<&[u64]>) {
     }
 }
 
-fn decode_counts(c: &mut Cursor, refv: Option<&[u64]>) -> DResult<Vec<u64>> {
+fn decode_counts(c: &mut Cursor, refv: Option<&[u64]>, b: &mut Budget) -> DResult<Vec<u64>> {
     let r = |i: usize| refv.and_then(|r| r.get(i)).copied().unwrap_or(0);
     let n = c.u64()?;
     if n > MAX_HIST as u64 {
         return Err(DecodeError("histogram longer than the limit"));
     }
     let n = n as usize;
+    b.items::<u64>(n)?;
     let mut v = Vec::with_capacity(n);
     if n <= SPARSE_HIST {
         let map = c.u64()?;
@@ -290,8 +340,9 @@ fn encode_cpus(out: &mut Vec<u8>, cpus: &[CpuSample], prev: &[CpuSample]) {
     }
 }
 
-fn decode_cpus(c: &mut Cursor, prev: &[CpuSample]) -> DResult<Vec<CpuSample>> {
+fn decode_cpus(c: &mut Cursor, prev: &[CpuSample], b: &mut Budget) -> DResult<Vec<CpuSample>> {
     let n = c.count(4)?;
+    b.items::<CpuSample>(n)?;
     let mut cpus = Vec::with_capacity(n);
     for i in 0..n {
         let r = prev.get(i);
@@ -306,7 +357,7 @@ fn decode_cpus(c: &mut Cursor, prev: &[CpuSample]) -> DResult<Vec<CpuSample>> {
                 samples: c.delta(rr.map_or(0, |x| x.samples))?,
                 sum: c.delta(rr.map_or(0, |x| x.sum))?,
                 freq_hz: c.u32()?,
-                hist: decode_counts(c, rr.map(|x| x.hist.as_slice()))?,
+                hist: decode_counts(c, rr.map(|x| x.hist.as_slice()), b)?,
             }),
             _ => return Err(DecodeError("bad run-queue presence byte")),
         };
@@ -337,12 +388,17 @@ fn encode_migrations(out: &mut Vec<u8>, cells: &[MigrationCount], prev: &[Migrat
     }
 }
 
-fn decode_migrations(c: &mut Cursor, prev: &[MigrationCount]) -> DResult<Vec<MigrationCount>> {
+fn decode_migrations(
+    c: &mut Cursor,
+    prev: &[MigrationCount],
+    b: &mut Budget,
+) -> DResult<Vec<MigrationCount>> {
     let before: HashMap<(u32, u32), u64> = prev
         .iter()
         .map(|m| ((m.from_cpu, m.to_cpu), m.count))
         .collect();
     let n = c.count(3)?;
+    b.items::<MigrationCount>(n)?;
     let mut cells = Vec::with_capacity(n);
     let (mut from, mut to) = (0u64, 0u64);
     for _ in 0..n {
@@ -504,7 +560,11 @@ fn encode_threads(
     splits
 }
 
-fn decode_threads(c: &mut Cursor, prev: &[ThreadSample]) -> DResult<Vec<ThreadSample>> {
+fn decode_threads(
+    c: &mut Cursor,
+    prev: &[ThreadSample],
+    b: &mut Budget,
+) -> DResult<Vec<ThreadSample>> {
     // every thread takes at least 2 id bytes, 1 flag byte, 2 small, 2 ns
     // and 4 ns_lo bytes
     let n = c.count(11)?;
@@ -512,6 +572,15 @@ fn decode_threads(c: &mut Cursor, prev: &[ThreadSample]) -> DResult<Vec<ThreadSa
     for l in lens.iter_mut() {
         *l = c.count(1)?;
     }
+    // ... in its own stream each: the count is bounded by each stream's
+    // length before anything is reserved for it
+    let fits = [(0, 2), (1, 1), (4, 2), (5, 2), (6, 4)]
+        .iter()
+        .all(|&(s, min)| n <= lens[s] / min);
+    if !fits {
+        return Err(DecodeError("thread count larger than the data holding it"));
+    }
+    b.items::<ThreadSample>(n)?;
     let mut ids = Cursor::new(c.take(lens[0])?);
     let mut flags = Cursor::new(c.take(lens[1])?);
     let mut meta = Cursor::new(c.take(lens[2])?);
@@ -582,6 +651,7 @@ fn decode_threads(c: &mut Cursor, prev: &[ThreadSample]) -> DResult<Vec<ThreadSa
         } else {
             r.map(|r| r.process_comm.clone()).unwrap_or_default()
         };
+        b.take(comm.len() + process_comm.len())?;
         let voluntary = small.delta(r.map_or(0, |r| r.voluntary))?;
         let involuntary = small.delta(r.map_or(0, |r| r.involuntary))?;
         let migrations = if f & F_MIG != 0 {
@@ -600,7 +670,7 @@ fn decode_threads(c: &mut Cursor, prev: &[ThreadSample]) -> DResult<Vec<ThreadSa
             if f & bit == 0 {
                 return Ok(None);
             }
-            let counts = decode_counts(&mut hist, rh.map(|h| h.counts.as_slice()))?;
+            let counts = decode_counts(&mut hist, rh.map(|h| h.counts.as_slice()), b)?;
             Ok(Some(Log2Hist { counts }))
         };
         let slice_hist = read_hist(F_SLICE, r.and_then(|r| r.slice_hist.as_ref()))?;

@@ -42,8 +42,62 @@ pub struct DumpOptions {
 pub struct DumpReport {
     pub intervals: u64,
     pub rows: u64,
-    /// one line per Sample that could not be read
+    /// Samples in the selected range, and how many of them read
+    pub in_range: u64,
+    pub read: u64,
+    /// one line per cause of lost Samples (a damaged key frame loses the
+    /// deltas after it too: one line, with the count)
     pub skipped: Vec<String>,
+}
+
+/// Lost Samples that share one cause.
+struct LostRun {
+    first: u32,
+    last: u32,
+    count: u64,
+    root: String,
+    root_key: (u64, String),
+}
+
+impl LostRun {
+    fn line(&self) -> String {
+        if self.count == 1 && self.first == self.last {
+            return self.root.clone();
+        }
+        format!(
+            "Samples {} to {} ({} lost) because of {}",
+            self.first, self.last, self.count, self.root
+        )
+    }
+}
+
+fn note_lost(runs: &mut Vec<LostRun>, e: &anyhow::Error) {
+    let Some(l) = e.downcast_ref::<super::reader::Lost>() else {
+        runs.push(LostRun {
+            first: 0,
+            last: 0,
+            count: 1,
+            root: format!("{e:#}"),
+            root_key: (u64::MAX, format!("{e:#}")),
+        });
+        return;
+    };
+    let key = (l.root_offset, l.cause.clone());
+    if let Some(r) = runs.last_mut().filter(|r| r.root_key == key) {
+        r.last = l.number;
+        r.count += 1;
+        return;
+    }
+    runs.push(LostRun {
+        first: l.number,
+        last: l.number,
+        count: 1,
+        root: format!(
+            "Sample {} at offset {}: {}",
+            l.root_number, l.root_offset, l.cause
+        ),
+        root_key: key,
+    });
 }
 
 pub const CSV_HEADER: &str = "time,time_ns,interval_s,host,tid,pid,comm,process,cpu,voluntary,involuntary,voluntary_per_s,involuntary_per_s,oncpu_ns,wait_ns,migrations,cross_node_migrations,slice_hist_us,wait_hist_us,exited";
@@ -132,32 +186,38 @@ pub fn dump<S: Storage, W: Write>(
         writeln!(out, "{CSV_HEADER}")?;
     }
     let mut prev: Option<(usize, Sample)> = None;
+    let mut runs = Vec::new();
     for i in 0..r.len() {
         let t = r.time_of(i).unwrap_or(0);
         if t < from || t > to {
             continue;
         }
-        let cur = match r.sample(i) {
+        rep.in_range += 1;
+        let mut cur = match r.sample(i) {
             Ok(s) => s,
             Err(e) => {
-                rep.skipped.push(format!("{e:#}"));
+                note_lost(&mut runs, &e);
                 continue;
             }
         };
+        rep.read += 1;
         let p = r.prev_of(i);
+        let fetched;
         let base = match (&prev, p) {
-            (Some((pi, ps)), Some(want)) if *pi == want => Some(ps.clone()),
-            (_, Some(want)) => r.sample(want).ok(),
+            (Some((pi, ps)), Some(want)) if *pi == want => Some(ps),
+            (_, Some(want)) => {
+                fetched = r.sample(want).ok();
+                fetched.as_ref()
+            }
             _ => None,
         };
         if let Some(base) = base {
-            let mut shown = cur.clone();
+            let full = (!opts.pids.is_empty()).then(|| cur.clone());
             if !opts.pids.is_empty() {
-                shown
-                    .threads
+                cur.threads
                     .retain(|t| opts.pids.contains(&t.pid) || opts.pids.contains(&t.tid));
             }
-            let rec = interval_record(r.host_of(i), Some(&base), &shown);
+            let rec = interval_record(r.host_of(i), Some(base), &cur);
             match opts.format {
                 Format::Json => {
                     serde_json::to_writer(&mut *out, &rec)?;
@@ -167,9 +227,13 @@ pub fn dump<S: Storage, W: Write>(
                 Format::Csv => rep.rows += write_csv(out, &rec)?,
             }
             rep.intervals += 1;
+            if let Some(full) = full {
+                cur = full;
+            }
         }
         prev = Some((i, cur));
     }
+    rep.skipped = runs.iter().map(LostRun::line).collect();
     out.flush()?;
     Ok(rep)
 }

@@ -14,6 +14,8 @@
 //! - `testdata`: deterministic synthetic Samples (tests, benches, fixture).
 pub mod cli;
 pub mod codec;
+#[doc(hidden)]
+pub mod crafted;
 pub mod dump;
 pub mod format;
 pub mod fuzz;

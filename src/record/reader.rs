@@ -28,12 +28,52 @@ pub struct Reader<S: Storage = File> {
     damage: Vec<Damage>,
     /// the last decoded Sample, so stepping forward decodes one frame
     cache: Option<(usize, Sample)>,
+    /// the last Sample that could not be read, so the deltas after it fail
+    /// at once instead of decoding back to their key frame each
+    failed: Option<Lost>,
     table: scan::Table,
 }
 
+/// A Sample that could not be read, and the one whose damage caused it
+/// (itself, or the damaged Sample a chain of deltas leads back to).
+/// Numbers are the Sample's number in its segment, as the writer gave it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lost {
+    /// position in the reader's list
+    pub index: usize,
+    pub number: u32,
+    pub offset: u64,
+    pub root_number: u32,
+    pub root_offset: u64,
+    pub cause: String,
+}
+
+impl std::fmt::Display for Lost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Sample {} at offset {}: ", self.number, self.offset)?;
+        if self.root_offset != self.offset {
+            write!(
+                f,
+                "a delta of Sample {} at offset {}, which is damaged: ",
+                self.root_number, self.root_offset
+            )?;
+        }
+        f.write_str(&self.cause)
+    }
+}
+
+impl std::error::Error for Lost {}
+
 impl Reader<File> {
     pub fn open(path: &Path) -> Result<Reader<File>> {
-        let f = File::open(path).with_context(|| format!("{}", path.display()))?;
+        use std::os::unix::fs::OpenOptionsExt;
+        // O_NONBLOCK: opening a FIFO for reading waits for a writer;
+        // regular files ignore the flag
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+            .with_context(|| format!("{}", path.display()))?;
         if !f.metadata().map(|m| m.is_file()).unwrap_or(false) {
             bail!("{}: not a regular file", path.display());
         }
@@ -51,10 +91,12 @@ impl<S: Storage> Reader<S> {
         let mut headers = HashMap::new();
         let mut first: Option<(FileHeader, HostInfo)> = None;
         let mut samples = Vec::new();
+        // segment → (tool, format) of segments newer than this reader
+        let mut newer: HashMap<u32, (String, u32)> = HashMap::new();
         for e in &table.entries {
             match e.kind {
                 Kind::Header => {
-                    if headers.contains_key(&e.segment) {
+                    if headers.contains_key(&e.segment) || newer.contains_key(&e.segment) {
                         continue; // the second copy
                     }
                     let h = read_frame(&st, e.offset)
@@ -64,12 +106,8 @@ impl<S: Storage> Reader<S> {
                     match h {
                         Some(h) => {
                             if h.format_version > FORMAT_VERSION {
-                                bail!(
-                                    "written by a newer schedtop ({}, format {}); this one reads format {} and older",
-                                    h.tool,
-                                    h.format_version,
-                                    FORMAT_VERSION
-                                );
+                                newer.insert(e.segment, (h.tool.clone(), h.format_version));
+                                continue;
                             }
                             let host = h.host();
                             first.get_or_insert_with(|| (h.clone(), host.clone()));
@@ -85,6 +123,17 @@ impl<S: Storage> Reader<S> {
                 Kind::Sample => samples.push(*e),
                 Kind::Index => {}
             }
+        }
+        if !newer.is_empty() {
+            // read the segments this version knows; name the others
+            if headers.is_empty() {
+                let (tool, v) = newer.values().next().cloned().unwrap_or_default();
+                bail!(
+                    "written by a newer schedtop ({tool}, format {v}); this one reads format {FORMAT_VERSION} and older"
+                );
+            }
+            damage.extend(skip_newer(&table.entries, &newer));
+            samples.retain(|e| !newer.contains_key(&e.segment));
         }
         let fallback = match first {
             Some(f) => f,
@@ -106,6 +155,7 @@ impl<S: Storage> Reader<S> {
             fallback,
             damage,
             cache: None,
+            failed: None,
             table,
         })
     }
@@ -232,11 +282,21 @@ impl<S: Storage> Reader<S> {
                 .prev_of(k)
                 .filter(|&p| self.samples[p].seq.checked_add(1) == Some(seq))
             {
-                Some(p) => k = p,
-                None => bail!(
-                    "Sample {i} at offset {}: the Sample it is a delta of is missing or damaged",
-                    self.samples[i].offset
-                ),
+                Some(p) => match &self.failed {
+                    Some(f) if f.index == p => {
+                        let f = f.clone();
+                        return Err(self.lose(i, f.root_number, f.root_offset, f.cause));
+                    }
+                    _ => k = p,
+                },
+                None => {
+                    let e = self.samples[k];
+                    let cause = format!(
+                        "the Sample it is a delta of (Sample {}) is missing",
+                        seq.wrapping_sub(1)
+                    );
+                    return Err(self.lose(i, e.seq, e.offset, cause));
+                }
             }
         }
         let (mut prev, start) = match (&self.cache, from_cache) {
@@ -244,28 +304,50 @@ impl<S: Storage> Reader<S> {
             _ => (None, k),
         };
         for j in start..=i {
-            let s = self.decode_at(j, prev.as_ref())?;
-            prev = Some(s);
+            match self.decode_at(j, prev.as_ref()) {
+                Ok(s) => prev = Some(s),
+                Err(cause) => {
+                    let e = self.samples[j];
+                    return Err(self.lose(i, e.seq, e.offset, cause));
+                }
+            }
         }
         let s = prev.ok_or_else(|| anyhow!("no Sample decoded"))?;
         self.cache = Some((i, s.clone()));
         Ok(s)
     }
 
-    fn decode_at(&self, j: usize, prev: Option<&Sample>) -> Result<Sample> {
+    /// Sample `i` is lost because of the Sample numbered `root_number`.
+    fn lose(
+        &mut self,
+        i: usize,
+        root_number: u32,
+        root_offset: u64,
+        cause: String,
+    ) -> anyhow::Error {
+        let e = self.samples[i];
+        let l = Lost {
+            index: i,
+            number: e.seq,
+            offset: e.offset,
+            root_number,
+            root_offset,
+            cause,
+        };
+        self.failed = Some(l.clone());
+        anyhow::Error::new(l)
+    }
+
+    /// Sample `j` on `prev`; the error says why, without saying which.
+    fn decode_at(&self, j: usize, prev: Option<&Sample>) -> Result<Sample, String> {
         let e = &self.samples[j];
-        let (h, payload) = read_frame(&self.st, e.offset)
-            .map_err(|err| anyhow!("Sample {j} at offset {}: {err}", e.offset))?;
+        let (h, payload) = read_frame(&self.st, e.offset).map_err(|err| err.to_string())?;
         if !e.matches(&h) {
-            bail!(
-                "Sample {j} at offset {}: frame is not the one indexed",
-                e.offset
-            );
+            return Err("frame is not the one indexed".into());
         }
-        let raw = codec::decompress(&payload)
-            .map_err(|err| anyhow!("Sample {j} at offset {}: {err}", e.offset))?;
+        let raw = codec::decompress(&payload).map_err(|err| err.to_string())?;
         let base = if e.is_key() { None } else { prev };
-        codec::decode(&raw, base).map_err(|err| anyhow!("Sample {j} at offset {}: {err}", e.offset))
+        codec::decode(&raw, base).map_err(|err| err.to_string())
     }
 
     /// For the writer appending: the last intact index frame and the frames
@@ -285,4 +367,28 @@ impl<S: Storage> Reader<S> {
         v.dedup();
         v
     }
+}
+
+/// One Damage per segment written by a newer format: its bytes, its
+/// Sample count, who wrote it.
+fn skip_newer(entries: &[Entry], newer: &HashMap<u32, (String, u32)>) -> Vec<Damage> {
+    let mut segs: Vec<u32> = newer.keys().copied().collect();
+    segs.sort_unstable();
+    segs.iter()
+        .filter_map(|seg| {
+            let mine: Vec<&Entry> = entries.iter().filter(|e| e.segment == *seg).collect();
+            let first = mine.first()?;
+            let last = mine.last()?;
+            let samples = mine.iter().filter(|e| e.kind == Kind::Sample).count();
+            let (tool, v) = &newer[seg];
+            Some(Damage {
+                offset: first.offset,
+                len: last.offset + super::format::HEADER_LEN as u64 + u64::from(last.payload_len)
+                    - first.offset,
+                what: format!(
+                    "segment {seg:08x} ({samples} Samples) written by a newer schedtop ({tool}, format {v}); this one reads format {FORMAT_VERSION} and older"
+                ),
+            })
+        })
+        .collect()
 }

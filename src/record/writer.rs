@@ -250,6 +250,14 @@ impl Writer {
     }
 
     pub fn write_sample(&mut self, s: &Sample) -> Result<Written> {
+        if codec::decoded_size(s) > codec::MAX_DECODED {
+            // no reader would open it (codec::MAX_DECODED)
+            bail!(
+                "a Sample of {} threads is too large to record (over {} MiB decoded)",
+                s.threads.len(),
+                codec::MAX_DECODED >> 20
+            );
+        }
         let key = self.prev.is_none() || self.since_key >= self.opts.key_every;
         let base = if key { None } else { self.prev.as_ref() };
         let (raw, splits) = codec::encode_split(s, base);
