@@ -21,6 +21,7 @@ pub mod format;
 pub mod fuzz;
 pub mod header;
 pub mod index;
+mod lockinfo;
 pub mod reader;
 pub mod recorder;
 pub mod replay;

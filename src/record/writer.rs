@@ -133,6 +133,7 @@ fn sync_parent(path: &Path) {
 
 /// One writer per recording: an exclusive advisory lock held while the
 /// file is open (two recorders appending to one file would interleave).
+/// Taken before anything is read from the file or done to it.
 fn lock(file: &File, path: &Path) -> Result<()> {
     use std::os::fd::AsRawFd;
     // SAFETY: flock on a descriptor we own; no memory is involved.
@@ -140,8 +141,10 @@ fn lock(file: &File, path: &Path) -> Result<()> {
     if rc != 0 {
         let e = std::io::Error::last_os_error();
         if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            let who = super::lockinfo::holder(file)
+                .map_or_else(String::new, |pid| format!(" (pid {pid})"));
             bail!(
-                "{} is being written by another schedtop record",
+                "{} is being written by another schedtop record{who}",
                 path.display()
             );
         }
@@ -176,6 +179,9 @@ impl Writer {
                     .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
                     .open(path)
                     .with_context(|| format!("{}", path.display()))?;
+                // the lock first: the size and index read below must be
+                // the ones no other writer changes any more
+                lock(&file, path)?;
                 let size = file.metadata()?.len();
                 if size > 0 {
                     let r = Reader::from_storage(file.try_clone()?)
@@ -188,13 +194,26 @@ impl Writer {
                 (file, size)
             }
             (OpenMode::Replace, Some(_)) => {
+                // a recorder still writing the old file keeps it: replacing
+                // it under its lock would leave it writing a deleted file
+                let old = OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+                    .open(path)
+                    .with_context(|| format!("{}: cannot replace", path.display()))?;
+                lock(&old, path)?;
                 std::fs::remove_file(path)
                     .with_context(|| format!("{}: cannot replace", path.display()))?;
-                (create_new(path)?, 0)
+                let file = create_new(path)?;
+                lock(&file, path)?;
+                (file, 0)
             }
-            _ => (create_new(path)?, 0),
+            _ => {
+                let file = create_new(path)?;
+                lock(&file, path)?;
+                (file, 0)
+            }
         };
-        lock(&file, path)?;
         let mut segment = random_u32();
         while used_segments.contains(&segment) {
             segment = random_u32();
