@@ -142,6 +142,10 @@ pub fn encode_split(cur: &Sample, prev: Option<&Sample>) -> (Vec<u8>, Vec<usize>
 
 /// Decode what `encode` wrote; `prev` must be the Sample it was encoded on.
 pub fn decode(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
+    super::fuzz::tally(super::fuzz::Decoder::Sample, decode_sample(raw, prev))
+}
+
+fn decode_sample(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
     let mut c = Cursor::new(raw);
     let mut budget = Budget(MAX_DECODED);
     let zero = Sample::default();
@@ -206,6 +210,13 @@ fn compress_blocks(raw: &[u8], splits: &[usize], level: i32) -> std::io::Result<
 /// Inverse of `compress`, never allocating more than the declared length,
 /// which is itself capped (MAX_RAW), nor a zstd window over 8 MiB.
 pub fn decompress(payload: &[u8]) -> DResult<Vec<u8>> {
+    super::fuzz::tally(
+        super::fuzz::Decoder::Decompress,
+        decompress_payload(payload),
+    )
+}
+
+fn decompress_payload(payload: &[u8]) -> DResult<Vec<u8>> {
     let mut c = Cursor::new(payload);
     let n = c.u64()?;
     if n > MAX_RAW as u64 {
@@ -219,9 +230,9 @@ pub fn decompress(payload: &[u8]) -> DResult<Vec<u8>> {
         .map_err(|_| DecodeError("zstd decoder failed to start"))?;
     // grows with what really decompresses, up to n (+1 to detect overrun)
     let mut raw = Vec::with_capacity(n.min(1 << 20));
-    dec.take(n as u64 + 1)
-        .read_to_end(&mut raw)
-        .map_err(|_| DecodeError("zstd data damaged"))?;
+    let read = dec.take(n as u64 + 1).read_to_end(&mut raw);
+    super::fuzz::decompressed(raw.len());
+    read.map_err(|_| DecodeError("zstd data damaged"))?;
     if raw.len() != n {
         return Err(DecodeError(
             "decompressed size differs from the declared size",

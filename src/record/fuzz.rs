@@ -1,11 +1,172 @@
-//! The body of the reader fuzz target (fuzz/fuzz_targets/reader.rs), here so
-//! a stable-Rust test can run it over the corpus and random mutations.
+//! The bodies of the fuzz targets (fuzz/fuzz_targets/), here so a
+//! stable-Rust test can run them over the corpus and random mutations, and
+//! the tally of how many inputs reached each decoder.
+use std::cell::Cell;
+use std::time::Duration;
+
 use super::codec;
 use super::dump::{dump, DumpOptions, Format};
 use super::reader::Reader;
 use super::timeexpr::TimeExpr;
 
+/// The decoders behind the frame layer.
+#[derive(Clone, Copy, Debug)]
+pub enum Decoder {
+    /// zstd payload to an encoded Sample
+    Decompress = 0,
+    /// an encoded Sample to a Sample
+    Sample = 1,
+    /// an index frame's entries
+    Index = 2,
+    /// a segment header's JSON
+    Header = 3,
+}
+
+pub const DECODERS: [(Decoder, &str); 4] = [
+    (Decoder::Decompress, "decompress"),
+    (Decoder::Sample, "sample"),
+    (Decoder::Index, "index"),
+    (Decoder::Header, "header"),
+];
+
+// Per thread, so tests running side by side do not blur each other's tally.
+thread_local! {
+    static CALLS: [Cell<u64>; 4] = const { [const { Cell::new(0) }; 4] };
+    static REJECTS: [Cell<u64>; 4] = const { [const { Cell::new(0) }; 4] };
+    static DECOMPRESSED: Cell<u64> = const { Cell::new(0) };
+}
+
+fn bump(c: &Cell<u64>, n: u64) {
+    c.set(c.get().wrapping_add(n));
+}
+
+/// Every decoder passes its result through here: a call, and whether it
+/// rejected its input (a thread-local add: nothing to notice outside
+/// fuzzing).
+pub(crate) fn tally<T, E>(d: Decoder, r: Result<T, E>) -> Result<T, E> {
+    CALLS.with(|c| bump(&c[d as usize], 1));
+    if r.is_err() {
+        REJECTS.with(|c| bump(&c[d as usize], 1));
+    }
+    r
+}
+
+/// Bytes the zstd decoder produced: work an input causes beyond its size.
+pub(crate) fn decompressed(n: usize) {
+    DECOMPRESSED.with(|c| bump(c, n as u64));
+}
+
+/// Bytes decompressed so far on this thread.
+pub fn decompressed_total() -> u64 {
+    DECOMPRESSED.with(Cell::get)
+}
+
+fn counts() -> ([u64; 4], [u64; 4]) {
+    (
+        CALLS.with(|c| std::array::from_fn(|i| c[i].get())),
+        REJECTS.with(|c| std::array::from_fn(|i| c[i].get())),
+    )
+}
+
+/// How many inputs reached each decoder (at least once), and how many of
+/// them it rejected (damaged data that got past the frame layer).
+#[derive(Clone, Debug, Default)]
+pub struct Census {
+    pub inputs: u64,
+    pub reached: [u64; 4],
+    pub rejected: [u64; 4],
+}
+
+impl Census {
+    /// Run `f` on one input and note which decoders it reached.
+    pub fn run<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        let before = counts();
+        let out = f();
+        let after = counts();
+        self.inputs += 1;
+        for i in 0..4 {
+            if after.0[i] > before.0[i] {
+                self.reached[i] += 1;
+            }
+            if after.1[i] > before.1[i] {
+                self.rejected[i] += 1;
+            }
+        }
+        out
+    }
+
+    pub fn get(&self, d: Decoder) -> u64 {
+        self.reached[d as usize]
+    }
+
+    pub fn rejected_by(&self, d: Decoder) -> u64 {
+        self.rejected[d as usize]
+    }
+
+    pub fn report(&self, target: &str) -> String {
+        let per: Vec<String> = DECODERS
+            .iter()
+            .map(|&(d, name)| format!("{name} {} ({} rejected)", self.get(d), self.rejected_by(d)))
+            .collect();
+        format!(
+            "{target}: {} inputs; reached {}",
+            self.inputs,
+            per.join(", ")
+        )
+    }
+}
+
+/// Inputs starting with this byte describe a large file in a few bytes:
+/// `[0xEE, reps (u16 LE), split (u16 LE), bytes...]` is `bytes[..split]`
+/// then `bytes[split..]` repeated `reps * 64` times (at most 16 MiB), so
+/// the fuzzer reaches the sizes where superlinear work shows.
+pub const EXPAND: u8 = 0xEE;
+const EXPAND_MAX: usize = 16 << 20;
+
+pub fn expand(data: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if data.len() < 6 || data[0] != EXPAND {
+        return data.into();
+    }
+    let reps = u16::from_le_bytes([data[1], data[2]]) as usize * 64;
+    let rest = &data[5..];
+    let split = (u16::from_le_bytes([data[3], data[4]]) as usize).min(rest.len());
+    let (head, unit) = rest.split_at(split);
+    let mut out = head.to_vec();
+    if !unit.is_empty() {
+        let n = reps.min((EXPAND_MAX - out.len().min(EXPAND_MAX)) / unit.len());
+        out.reserve(n * unit.len());
+        for _ in 0..n {
+            out.extend_from_slice(unit);
+        }
+    }
+    out.into()
+}
+
+/// Time an input of `len` bytes that decompressed to `unpacked` more may
+/// take: linear in both. A reader that reads a payload at every one of many
+/// frame headers (quadratic) blows it at a few MiB, where the linear one
+/// takes a fraction of it.
+pub fn time_allowed(len: usize, unpacked: u64) -> Duration {
+    Duration::from_millis(500) + Duration::from_nanos(2_000 * (len as u64 + unpacked))
+}
+
+/// Run `f` on an input of `len` bytes; panic if it took more than
+/// `time_allowed` (times `slack`, for unoptimised builds).
+pub fn linear<T>(len: usize, slack: u32, f: impl FnOnce() -> T) -> T {
+    let before = decompressed_total();
+    let t = std::time::Instant::now();
+    let out = f();
+    let took = t.elapsed();
+    let unpacked = decompressed_total() - before;
+    assert!(
+        took <= time_allowed(len, unpacked) * slack,
+        "{len} bytes (+{unpacked} decompressed) took {took:?}: more than linear time"
+    );
+    out
+}
+
 /// Read everything the bytes hold the ways a user can; must never panic.
+/// Returns how many Samples read.
 pub fn read_bytes(data: &[u8]) -> usize {
     let mut seen = 0;
     if let Ok(mut r) = Reader::from_storage(data.to_vec()) {
@@ -34,11 +195,44 @@ pub fn read_bytes(data: &[u8]) -> usize {
         };
         let _ = dump(&mut r, &opts, &mut std::io::sink());
     }
-    // the Sample decoder on its own, as a key frame and on a base
-    if let Ok(s) = codec::decode(data, None) {
-        let _ = codec::decode(data, Some(&s));
-    }
-    let _ = codec::decompress(data);
-    let _ = super::index::decode(data);
     seen
+}
+
+/// The decoders on their own, below the frame layer and its CRCs: the
+/// first byte picks one, the rest is its input.
+pub fn decode_bytes(data: &[u8]) {
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
+    match sel % 5 {
+        0 => {
+            if let Ok(raw) = codec::decompress(rest) {
+                let _ = codec::decode(&raw, None);
+            }
+        }
+        1 => {
+            // a Sample, then (if it decoded) a delta on it
+            if let Ok(s) = codec::decode(rest, None) {
+                let _ = codec::decode(rest, Some(&s));
+            }
+        }
+        2 => {
+            let base = delta_base();
+            let _ = codec::decode(rest, Some(&base));
+        }
+        3 => {
+            let _ = super::index::decode(rest);
+        }
+        _ => {
+            if let Some(h) = super::header::FileHeader::from_bytes(rest) {
+                let _ = h.host();
+            }
+        }
+    }
+}
+
+/// The Sample the `decode_bytes` delta inputs are encoded on (the seeds
+/// in fuzz/corpus/decoders are deltas on it).
+pub fn delta_base() -> crate::model::Sample {
+    super::crafted::samples(2, 9).swap_remove(0)
 }

@@ -98,8 +98,11 @@ impl FileHeader {
 
     /// Parse a header payload; None if it is not one of ours.
     pub fn from_bytes(b: &[u8]) -> Option<FileHeader> {
-        let h: FileHeader = serde_json::from_slice(b).ok()?;
-        (h.format == FORMAT_NAME).then_some(h)
+        let h = serde_json::from_slice::<FileHeader>(b)
+            .ok()
+            .filter(|h| h.format == FORMAT_NAME)
+            .ok_or(());
+        super::fuzz::tally(super::fuzz::Decoder::Header, h).ok()
     }
 }
 
