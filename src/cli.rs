@@ -22,7 +22,7 @@ pub struct Cli {
     #[arg(short = 'b', long)]
     pub batch: bool,
     /// Number of intervals to print in batch mode (default: until interrupted)
-    #[arg(short = 'n', long, value_name = "N")]
+    #[arg(short = 'n', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
     /// Live view: keep the last SECS seconds of scheduler events in memory;
     /// the W key writes them as a Perfetto trace in --screenshot-dir (needs root)

@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod export;
 pub mod model;
 pub mod record;
+pub mod sigpipe;
 pub mod snapshot;
 pub mod trace;
 pub mod ui;

@@ -33,6 +33,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     if cli.flight.is_some() && cli.command.is_some() {
         anyhow::bail!("--flight is for the live view (schedtop --flight SECS)");
     }
+    let to_stdout = match &cli.command {
+        Some(Command::Doctor | Command::Completions { .. } | Command::Man) => true,
+        Some(Command::Dump(_) | Command::Snapshot(_)) => true,
+        None => cli.batch,
+        _ => false,
+    };
+    if to_stdout {
+        schedtop::sigpipe::end_quietly_on_closed_stdout();
+    }
     match cli.command {
         Some(Command::Doctor) => schedtop::doctor::run(),
         Some(Command::Completions { shell }) => schedtop::docs::completions(shell),
@@ -57,6 +66,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             cli.flight.map(std::time::Duration::from_secs_f64),
         ),
         None => {
+            // not used in batch mode, but not accepted unchecked either
+            schedtop::ui::screenshot_key::ScreenshotConfig::new(
+                &cli.screenshot.screenshot_formats,
+                &cli.screenshot.screenshot_dir,
+            )?;
             let mut source = LiveSource::open(&opts)?;
             if let Some(reason) = &source.host().degraded_reason {
                 eprintln!("schedtop: {reason}");

@@ -182,6 +182,9 @@ pub fn dump<S: Storage, W: Write>(
     };
     let from = opts.from.map_or(first, |t| t.resolve(first, last));
     let to = opts.to.map_or(last, |t| t.resolve(first, last));
+    if opts.from.is_some() && opts.to.is_some() && from > to {
+        anyhow::bail!("--from is after --to: the time range is inverted");
+    }
     if opts.format == Format::Csv {
         writeln!(out, "{CSV_HEADER}")?;
     }

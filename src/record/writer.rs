@@ -330,3 +330,33 @@ impl Writer {
         Ok(())
     }
 }
+
+/// A new recording in `dir` named `name` (`STEM.schedtop`), or `STEM-2…`,
+/// `STEM-3…` when that is taken by a file or a planted symlink: as the
+/// screenshot and trace keys pick their names. Never opens through a
+/// symlink or over a file (O_EXCL|O_NOFOLLOW).
+pub fn open_unique(
+    dir: &Path,
+    name: &str,
+    host: &HostInfo,
+    opts: WriteOptions,
+) -> Result<(std::path::PathBuf, Writer)> {
+    let stem = name.strip_suffix(".schedtop").unwrap_or(name);
+    for n in 1..=100u32 {
+        let path = if n == 1 {
+            dir.join(name)
+        } else {
+            dir.join(format!("{stem}-{n}.schedtop"))
+        };
+        if std::fs::symlink_metadata(&path).is_ok() {
+            continue;
+        }
+        match Writer::open(&path, host, opts.clone()) {
+            Ok(w) => return Ok((path, w)),
+            // created by someone else since the check: the next name
+            Err(_) if std::fs::symlink_metadata(&path).is_ok() => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    bail!("100 files named {stem}* exist already in {}", dir.display())
+}

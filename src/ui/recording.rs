@@ -117,13 +117,13 @@ pub fn toggle_in(app: &mut AppState, dir: &Path) {
         )));
         return;
     }
-    let path = dir.join(default_name(&app.host.hostname, now_ns()));
     let opts = WriteOptions {
         mode: OpenMode::CreateNew,
         ..Default::default()
     };
-    match Writer::open(&path, &app.host, opts) {
-        Ok(w) => {
+    let name = default_name(&app.host.hostname, now_ns());
+    match crate::record::writer::open_unique(dir, &name, &app.host, opts) {
+        Ok((path, w)) => {
             let mut rec = Recording {
                 size: w.size(),
                 inner: Arc::new(Mutex::new(Inner { writer: Some(w) })),
