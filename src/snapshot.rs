@@ -301,9 +301,20 @@ pub fn from_recording(path: &Path, at: Option<TimeExpr>, plan: &Plan) -> Result<
             rfc3339(first)
         );
     }
-    let i = r
+    let mut i = r
         .index_from_time(t)
         .ok_or_else(|| anyhow!("{}: the recording has no Samples", path.display()))?;
+    if at.is_none() {
+        // no --at: the end, as far as it reads
+        if let Some((j, Some(why))) = r.last_readable() {
+            eprintln!(
+                "schedtop: {}: the last Sample cannot be read ({why}); showing the last one that can, at {}",
+                path.display(),
+                rfc3339(r.time_of(j).unwrap_or(t))
+            );
+            i = j;
+        }
+    }
     let mut chain = vec![i];
     while chain.len() <= LEAD {
         match chain.last().and_then(|&j| r.prev_of(j)) {

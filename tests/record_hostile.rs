@@ -243,3 +243,37 @@ fn a_fifo_is_refused_without_waiting_for_a_writer() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+/// Without an index, a damaged frame is not listed: messages still number
+/// Samples as the writer did (5 is damaged, 6 and 7 are its deltas), and
+/// say the cause once.
+#[test]
+fn damage_messages_number_samples_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("u.schedtop");
+    std::fs::write(&path, crafted::unindexed_damaged()).unwrap();
+    let o = read_capped(&path, CAP);
+    assert!(o.ok, "{}", o.stderr);
+    let lost: Vec<&str> = o.stderr.lines().filter(|l| l.contains("Sample")).collect();
+    assert_eq!(lost.len(), 1, "{}", o.stderr);
+    assert!(lost[0].contains("Samples 6 to 7 (2 lost)"), "{}", o.stderr);
+    assert!(lost[0].contains("(Sample 5) is missing"), "{}", o.stderr);
+}
+
+/// `snapshot --from` without `--at` shows the last Sample that reads, and
+/// says the last one does not.
+#[test]
+fn snapshot_defaults_to_the_last_readable_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("l.schedtop");
+    std::fs::write(&path, crafted::last_sample_damaged()).unwrap();
+    let out = Command::new(BIN)
+        .args(["snapshot", "--format", "txt", "--size", "100x20", "--from"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("last Sample cannot be read"), "{err}");
+    assert!(!out.stdout.is_empty());
+}

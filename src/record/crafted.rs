@@ -230,3 +230,34 @@ fn resync_storm_of(kind: Kind, n: usize) -> Vec<u8> {
     }
     out
 }
+
+/// Flip a bit in the middle of Sample `i`'s frame payload.
+fn flip_sample(mut b: Vec<u8>, i: usize) -> Vec<u8> {
+    let r = super::reader::Reader::from_storage(b.clone()).expect("intact");
+    let (start, end) = r.frame_range(i).expect("sample");
+    b[((start + end) / 2) as usize] ^= 0x10;
+    b
+}
+
+/// The last of 12 Samples damaged (the ones before it read).
+pub fn last_sample_damaged() -> Vec<u8> {
+    flip_sample(clean(), 11)
+}
+
+/// No index (a killed recorder), and Sample 5 (a delta) damaged: the walk
+/// finds 11 frames, so list positions and Sample numbers part after it.
+pub fn unindexed_damaged() -> Vec<u8> {
+    let c = flip_sample(clean(), 5);
+    let ix = index_len(&c);
+    c[..c.len() - ix].to_vec()
+}
+
+/// Bytes of the closing index frame (the last frame of `seg`).
+fn index_len(seg: &[u8]) -> usize {
+    let m = super::format::MAGIC;
+    let at = (0..seg.len() - 4)
+        .rev()
+        .find(|&i| seg[i..i + 4] == m && seg[i + 4] == Kind::Index as u8)
+        .expect("index frame");
+    seg.len() - at
+}
