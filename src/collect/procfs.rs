@@ -70,7 +70,7 @@ impl ProcfsReader {
                 continue;
             };
             let sched = task.schedstat().ok();
-            let start_time_ns = stat.starttime * 1_000_000_000 / self.ticks_per_s;
+            let start_time_ns = ticks_to_ns(stat.starttime, self.ticks_per_s);
             let tid = task.tid as u32;
             // A thread we did not see before that started after our last
             // read began from zero: its whole history is this interval.
@@ -111,4 +111,26 @@ fn boottime_ns() -> u64 {
 /// Is `root` a readable proc tree?
 pub fn usable(root: &Path) -> bool {
     root.join("stat").exists()
+}
+
+/// Clock ticks (`starttime` in /proc/PID/stat) to ns. `ticks * 1e9`
+/// overflows u64 once ticks pass 1.8e10: 5.8 years of uptime at 100 Hz.
+pub fn ticks_to_ns(ticks: u64, per_s: u64) -> u64 {
+    let ns = u128::from(ticks) * 1_000_000_000 / u128::from(per_s.max(1));
+    u64::try_from(ns).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_times_after_years_of_uptime_do_not_overflow() {
+        // 6 years at 100 Hz: ticks * 1e9 is past u64::MAX
+        let ticks = 6 * 365 * 86_400 * 100u64;
+        assert!(ticks.checked_mul(1_000_000_000).is_none());
+        assert_eq!(ticks_to_ns(ticks, 100), 6 * 365 * 86_400 * 1_000_000_000);
+        assert_eq!(ticks_to_ns(u64::MAX, 1), u64::MAX);
+        assert_eq!(ticks_to_ns(250, 100), 2_500_000_000);
+    }
 }
