@@ -1,4 +1,6 @@
 //! The /proc fallback: on fixture /proc trees, and live as an unprivileged user.
+#[path = "common/skip.rs"]
+mod skip;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
@@ -131,7 +133,7 @@ fn nobody_can_run(bin: &str) -> Option<String> {
 fn unprivileged_user_gets_procfs_with_one_clear_line() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIPPED: needs root to switch to nobody");
+        skip::skip("needs root to switch to nobody");
         return;
     }
     let bin = nobody_can_run(env!("CARGO_BIN_EXE_schedtop")).expect("copy binary");

@@ -2,6 +2,10 @@
 //! never a backtrace: no root, no BTF, a bad file, a bad time, an unknown pid.
 use std::process::{Command, Output};
 
+#[path = "common/skip.rs"]
+mod skip;
+use skip::skip;
+
 const BIN: &str = env!("CARGO_BIN_EXE_schedtop");
 
 fn one_line_error(out: &Output, needle: &str, what: &str) {
@@ -76,7 +80,7 @@ fn unknown_pid() {
 #[test]
 fn not_root() {
     if !root() {
-        eprintln!("SKIPPED: needs root to become nobody");
+        skip("needs root to become nobody");
         return;
     }
     let bin = binary_for_nobody();
@@ -106,7 +110,7 @@ fn not_root() {
 #[test]
 fn no_btf() {
     if !root() {
-        eprintln!("SKIPPED: needs root for a mount namespace");
+        skip("needs root for a mount namespace");
         return;
     }
     // hide the kernel's BTF in a private mount namespace
