@@ -70,7 +70,14 @@ fn pid_filter_keeps_only_that_process() {
     let out = schedtop(&["-b", "-n", "1", "-i", "0.2", "-p", &me]);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    for t in v["threads"].as_array().unwrap() {
+    let threads = v["threads"].as_array().unwrap();
+    // this test process is there (its main thread's tid is its pid), and
+    // nothing else is
+    assert!(
+        threads.iter().any(|t| t["tid"].as_u64().unwrap().to_string() == me),
+        "the filtered process is missing: {threads:?}"
+    );
+    for t in threads {
         assert_eq!(t["pid"].as_u64().unwrap().to_string(), me);
     }
 }
