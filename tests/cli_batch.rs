@@ -74,7 +74,9 @@ fn pid_filter_keeps_only_that_process() {
     // this test process is there (its main thread's tid is its pid), and
     // nothing else is
     assert!(
-        threads.iter().any(|t| t["tid"].as_u64().unwrap().to_string() == me),
+        threads
+            .iter()
+            .any(|t| t["tid"].as_u64().unwrap().to_string() == me),
         "the filtered process is missing: {threads:?}"
     );
     for t in threads {

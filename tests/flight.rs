@@ -54,18 +54,23 @@ fn thread_state(tid: u32) -> char {
         .unwrap_or('?')
 }
 
-/// Wait until the thread sleeps (it has switched out and stays out).
+/// Where the thread sleeps in the kernel ("anon_pipe_read", ...).
+fn wchan(tid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/wchan")).unwrap_or_default()
+}
+
+/// Wait until the thread is asleep in a pipe read (it has switched out and
+/// stays out until the pipe is written): a condition, not a guessed delay.
 fn wait_sleeping(tid: u32) {
     let t0 = Instant::now();
-    while thread_state(tid) != 'S' {
+    while !(thread_state(tid) == 'S' && wchan(tid).contains("pipe")) {
         assert!(
             t0.elapsed() < Duration::from_secs(10),
-            "thread {tid} never slept"
+            "thread {tid} never slept in a pipe read ({:?})",
+            wchan(tid)
         );
         std::thread::sleep(Duration::from_millis(1));
     }
-    std::thread::sleep(Duration::from_millis(20));
-    assert_eq!(thread_state(tid), 'S');
 }
 
 const ROUND_TRIPS: usize = 3000;

@@ -227,13 +227,25 @@ impl Drop for Workload {
     }
 }
 
+/// Pin the calling thread to the first CPU it may run on (CPU 0 may be
+/// outside a restricted cpuset).
 fn pin_to_cpu0() {
-    // SAFETY: a zeroed cpu_set_t with CPU 0 set, for the calling thread (0).
+    // SAFETY: cpu_set_t is plain data; get/setaffinity on the calling
+    // thread (0) with its size.
     unsafe {
+        let mut allowed: libc::cpu_set_t = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        assert_eq!(libc::sched_getaffinity(0, size, &mut allowed), 0);
+        let first = (0..libc::CPU_SETSIZE as usize)
+            .find(|&c| libc::CPU_ISSET(c, &allowed))
+            .expect("an allowed CPU");
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut set);
-        let rc = libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        assert_eq!(rc, 0, "sched_setaffinity");
+        libc::CPU_SET(first, &mut set);
+        assert_eq!(
+            libc::sched_setaffinity(0, size, &set),
+            0,
+            "sched_setaffinity"
+        );
     }
 }
 
