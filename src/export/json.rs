@@ -69,6 +69,9 @@ pub struct SystemRecord {
     pub load: [f64; 3],
     /// cumulative updates the probes could not store (full map etc.)
     pub lost_updates: u64,
+    /// thread counters or histogram slots that went down this interval
+    /// (a wrapped or glitched counter): counted as no change
+    pub counter_anomalies: u64,
 }
 
 /// Format ns since the epoch as RFC 3339 UTC with milliseconds.
@@ -103,7 +106,13 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
 /// The record for the interval that ends with `cur`.
 pub fn interval_record(host: &HostInfo, prev: Option<&Sample>, cur: &Sample) -> IntervalRecord {
     let dt = prev.map_or(host.interval_ns as f64 / 1e9, |p| elapsed_s(p, cur));
-    let threads = intervals(prev, cur)
+    let ivs = intervals(prev, cur);
+    let counter_anomalies = ivs
+        .iter()
+        .filter_map(|(_, iv)| iv.as_ref())
+        .map(|iv| u64::from(iv.anomalies))
+        .sum();
+    let threads = ivs
         .into_iter()
         .map(|(t, iv)| {
             let per_s = |f: fn(&ThreadInterval) -> u64| {
@@ -185,6 +194,7 @@ pub fn interval_record(host: &HostInfo, prev: Option<&Sample>, cur: &Sample) -> 
             procs_blocked: cur.system.procs_blocked,
             load: cur.system.load,
             lost_updates: cur.system.losses.total(),
+            counter_anomalies,
         },
     }
 }

@@ -95,19 +95,28 @@ impl Log2Hist {
         self.counts.iter().fold(0u64, |a, &c| a.saturating_add(c))
     }
 
-    /// Counts added since `earlier`. If any slot went down the counters
-    /// restarted (a new thread under a reused id): everything is new.
+    /// Counts added since `earlier` (the same thread's histogram: a new
+    /// thread under a reused id has another start time and no `earlier`).
     pub fn since(&self, earlier: &Log2Hist) -> Log2Hist {
+        self.since_counted(earlier).0
+    }
+
+    /// `since`, and how many slots went down. A cumulative slot of the same
+    /// thread cannot: one that does (a 32-bit slot that wrapped, a glitch)
+    /// is an anomaly, counted, and adds nothing — taking the whole history
+    /// as new would show a spike of everything the thread ever did.
+    pub fn since_counted(&self, earlier: &Log2Hist) -> (Log2Hist, u32) {
         let n = self.counts.len().max(earlier.counts.len()).min(HIST_SLOTS);
         let mut d = Vec::with_capacity(n);
+        let mut down = 0;
         for slot in 0..n {
             let (c, e) = (self.get(slot), earlier.get(slot));
             if c < e {
-                return Log2Hist::from_counts(self.counts.iter().copied());
+                down += 1;
             }
-            d.push(c - e);
+            d.push(c.saturating_sub(e));
         }
-        Log2Hist::from_counts(d)
+        (Log2Hist::from_counts(d), down)
     }
 
     pub fn merge(&mut self, other: &Log2Hist) {
@@ -225,7 +234,7 @@ mod tests {
     }
 
     #[test]
-    fn since_subtracts_and_handles_restart() {
+    fn since_subtracts_and_counts_slots_that_went_down() {
         let a = Log2Hist::from_counts([1, 2, 3]);
         let b = Log2Hist::from_counts([1, 5, 1]);
         // idle: nothing stored, and equal to an all-zero histogram
@@ -239,13 +248,17 @@ mod tests {
             Log2Hist::from_counts([1, 2]),
             Log2Hist::from_counts([1, 2, 1])
         );
-        // an earlier histogram longer than the later one: a restart
-        assert_eq!(a.since(&Log2Hist::from_counts([1, 2, 3, 9])), a);
+        // an earlier histogram longer than the later one: slot 3 went down,
+        // an anomaly that adds nothing (not all of `a` again)
+        assert_eq!(
+            a.since_counted(&Log2Hist::from_counts([1, 2, 3, 9])),
+            (Log2Hist::new(), 1)
+        );
         let c = Log2Hist::from_counts([2, 6, 4]);
         let d = c.since(&a);
         assert_eq!(&d.counts[..3], &[1, 4, 1]);
         assert_eq!(d.nonzero_pairs(), vec![[0, 1], [1, 4], [2, 1]]);
-        // slot 2 went down: a restarted counter, all of b is new
-        assert_eq!(b.since(&a), b);
+        // slot 2 went down: counted; slot 1's growth is all that is new
+        assert_eq!(b.since_counted(&a), (Log2Hist::from_counts([0, 3]), 1));
     }
 }

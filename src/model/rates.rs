@@ -19,6 +19,9 @@ pub struct ThreadInterval {
     pub cross_node_migrations: Option<u64>,
     pub slice_hist: Option<Log2Hist>,
     pub wait_hist: Option<Log2Hist>,
+    /// counters and histogram slots of this thread that went down since
+    /// its previous Sample (counted as no change; see `counter_delta`)
+    pub anomalies: u32,
 }
 
 impl ThreadInterval {
@@ -31,19 +34,35 @@ impl ThreadInterval {
     }
 }
 
-/// Difference of a cumulative counter; a counter that went down restarted.
+/// Difference of a cumulative counter of one thread (or CPU, or the
+/// system) between two Samples of the same stream. A new thread under a
+/// reused tid is told apart by its start time before this is called, so a
+/// counter that went down did not restart: it is an anomaly (a wrapped or
+/// glitched counter) and adds nothing, rather than its whole history.
 pub fn counter_delta(now: u64, before: u64) -> u64 {
-    if now >= before {
-        now - before
-    } else {
-        now
-    }
+    now.saturating_sub(before)
 }
 
-fn hist_delta(now: &Option<Log2Hist>, before: Option<&Option<Log2Hist>>) -> Option<Log2Hist> {
+/// `counter_delta`, counting a decrease in `anomalies`.
+fn delta_counted(now: u64, before: u64, anomalies: &mut u32) -> u64 {
+    if now < before {
+        *anomalies += 1;
+    }
+    counter_delta(now, before)
+}
+
+fn hist_delta(
+    now: &Option<Log2Hist>,
+    before: Option<&Option<Log2Hist>>,
+    anomalies: &mut u32,
+) -> Option<Log2Hist> {
     let now = now.as_ref()?;
     match before {
-        Some(Some(b)) => Some(now.since(b)),
+        Some(Some(b)) => {
+            let (d, down) = now.since_counted(b);
+            *anomalies += down;
+            Some(d)
+        }
         _ => Some(now.clone()),
     }
 }
@@ -52,32 +71,35 @@ fn hist_delta(now: &Option<Log2Hist>, before: Option<&Option<Log2Hist>>) -> Opti
 /// None when the thread is new and its starting values are unknown.
 pub fn thread_interval(cur: &ThreadSample, prev: Option<&ThreadSample>) -> Option<ThreadInterval> {
     let prev = prev.filter(|p| p.start_time_ns == cur.start_time_ns);
+    let mut a = 0;
     match prev {
         Some(p) => Some(ThreadInterval {
-            voluntary: counter_delta(cur.voluntary, p.voluntary),
-            involuntary: counter_delta(cur.involuntary, p.involuntary),
-            oncpu_ns: counter_delta(cur.oncpu_ns, p.oncpu_ns),
-            wait_ns: counter_delta(cur.wait_ns, p.wait_ns),
+            voluntary: delta_counted(cur.voluntary, p.voluntary, &mut a),
+            involuntary: delta_counted(cur.involuntary, p.involuntary, &mut a),
+            oncpu_ns: delta_counted(cur.oncpu_ns, p.oncpu_ns, &mut a),
+            wait_ns: delta_counted(cur.wait_ns, p.wait_ns, &mut a),
             migrations: cur
                 .migrations
-                .map(|m| counter_delta(m, p.migrations.unwrap_or(0))),
+                .map(|m| delta_counted(m, p.migrations.unwrap_or(0), &mut a)),
             cross_node_migrations: cur
                 .cross_node_migrations
-                .map(|m| counter_delta(m, p.cross_node_migrations.unwrap_or(0))),
-            slice_hist: hist_delta(&cur.slice_hist, Some(&p.slice_hist)),
-            wait_hist: hist_delta(&cur.wait_hist, Some(&p.wait_hist)),
+                .map(|m| delta_counted(m, p.cross_node_migrations.unwrap_or(0), &mut a)),
+            slice_hist: hist_delta(&cur.slice_hist, Some(&p.slice_hist), &mut a),
+            wait_hist: hist_delta(&cur.wait_hist, Some(&p.wait_hist), &mut a),
+            anomalies: a,
         }),
         None => {
             let b = cur.baseline?;
             Some(ThreadInterval {
-                voluntary: counter_delta(cur.voluntary, b.voluntary),
-                involuntary: counter_delta(cur.involuntary, b.involuntary),
-                oncpu_ns: counter_delta(cur.oncpu_ns, b.oncpu_ns),
-                wait_ns: counter_delta(cur.wait_ns, b.wait_ns),
+                voluntary: delta_counted(cur.voluntary, b.voluntary, &mut a),
+                involuntary: delta_counted(cur.involuntary, b.involuntary, &mut a),
+                oncpu_ns: delta_counted(cur.oncpu_ns, b.oncpu_ns, &mut a),
+                wait_ns: delta_counted(cur.wait_ns, b.wait_ns, &mut a),
                 migrations: cur.migrations,
                 cross_node_migrations: cur.cross_node_migrations,
-                slice_hist: hist_delta(&cur.slice_hist, None),
-                wait_hist: hist_delta(&cur.wait_hist, None),
+                slice_hist: hist_delta(&cur.slice_hist, None, &mut a),
+                wait_hist: hist_delta(&cur.wait_hist, None, &mut a),
+                anomalies: a,
             })
         }
     }
@@ -173,6 +195,30 @@ mod tests {
         assert_eq!(ThreadInterval::per_s(d.voluntary, dt), 10.0);
     }
 
+    /// The same thread (same tid and start time) with a counter and a
+    /// histogram slot lower than before: counted, adding nothing; the
+    /// rest of the interval is as measured.
+    #[test]
+    fn a_counter_that_goes_down_is_an_anomaly_not_a_spike() {
+        let mut t0 = thread(7, 100, 500, 40);
+        t0.slice_hist = Some(Log2Hist::from_counts([0, 1000, 5]));
+        let mut t1 = thread(7, 100, 3, 45);
+        t1.slice_hist = Some(Log2Hist::from_counts([0, 1010, 3]));
+        let a = sample(10, vec![t0]);
+        let b = sample(11, vec![t1]);
+        let d = intervals(Some(&a), &b)[0].1.clone().unwrap();
+        assert_eq!((d.voluntary, d.involuntary), (0, 5));
+        let h = d.slice_hist.as_ref().unwrap();
+        assert_eq!([h.get(0), h.get(1), h.get(2)], [0, 10, 0]);
+        // voluntary, oncpu_ns (vol * 1000), migrations (vol) and slot 2
+        assert_eq!(d.anomalies, 4);
+        // a clean interval has none
+        let mut t2 = thread(7, 100, 9, 50);
+        t2.slice_hist = Some(Log2Hist::from_counts([0, 1020, 3]));
+        let c = sample(12, vec![t2]);
+        assert_eq!(intervals(Some(&b), &c)[0].1.as_ref().unwrap().anomalies, 0);
+    }
+
     #[test]
     fn missing_sample_costs_only_one_rate() {
         // sample at t=11 was lost: the rate spans 10..12 with the real elapsed time
@@ -196,8 +242,9 @@ mod tests {
         let d = intervals(Some(&a), &b)[0].1.clone().unwrap();
         assert_eq!((d.voluntary, d.involuntary), (2, 1));
         assert_eq!(d.migrations, Some(3));
-        // same start time but the counter went down: still no negative rate
-        assert_eq!(counter_delta(3, 500), 3);
+        // same start time but the counter went down: no negative rate, and
+        // no spike either (see a_counter_that_goes_down_is_an_anomaly)
+        assert_eq!(counter_delta(3, 500), 0);
     }
 
     #[test]

@@ -260,6 +260,7 @@ pub fn since_start(
             cross_node_migrations: t.cross_node_migrations,
             slice_hist: t.slice_hist.clone(),
             wait_hist: t.wait_hist.clone(),
+            anomalies: 0,
         });
         total.add(&Totals::from_interval(&iv));
     }
