@@ -15,16 +15,25 @@ use schedtop::record::fuzz::{
 const SLACK: u32 = 8;
 use schedtop::record::testdata::Rng;
 
+/// The reader's corpus and its kept slow failures (fuzz/regressions/).
 fn corpus() -> Vec<(String, Vec<u8>)> {
-    corpus_of("reader")
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut c = files_in(&root.join("fuzz/corpus/reader"));
+    c.extend(files_in(&root.join("fuzz/regressions/reader")));
+    c
 }
 
 fn corpus_of(target: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/corpus")
-        .join(target);
+    files_in(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz/corpus")
+            .join(target),
+    )
+}
+
+fn files_in(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
-        .expect("fuzz/corpus")
+        .expect("fuzz corpus directory")
         .map(|e| {
             let p = e.expect("entry").path();
             (p.display().to_string(), std::fs::read(&p).expect("read"))
