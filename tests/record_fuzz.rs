@@ -32,7 +32,7 @@ fn corpus_of(target: &str) -> Vec<(String, Vec<u8>)> {
 }
 
 fn files_in(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
         .expect("fuzz corpus directory")
         .map(|e| {
             let p = e.expect("entry").path();
