@@ -18,6 +18,7 @@ pub mod rows;
 pub mod run;
 pub mod screenshot_key;
 pub mod status;
+pub mod suspend;
 pub mod terminal;
 pub mod theme;
 pub mod tty;

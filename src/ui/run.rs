@@ -93,6 +93,7 @@ pub fn run_with_flight(
     flight: Option<&mut FlightLink>,
 ) -> Result<()> {
     terminal::catch_signals();
+    super::suspend::catch();
     let result = match TerminalGuard::enter() {
         Ok(_guard) => event_loop(&mut app, &mut feed, shots, flight),
         Err(e) => Err(e.into()),
@@ -125,6 +126,10 @@ fn event_loop(
     loop {
         if terminal::pending_signal().is_some() {
             return Ok(());
+        }
+        if super::suspend::service()? {
+            term.clear()?; // everything again: the shell drew over it
+            dirty = true;
         }
         match (&app.status, status_since) {
             (None, _) => status_since = None,
@@ -172,6 +177,9 @@ fn event_loop(
         }
         loop {
             let ev = event::read()?;
+            if super::suspend::note_key(&ev) {
+                break; // suspended at the top of the loop
+            }
             if let Some(a) = keys::map_event(&ev, app) {
                 match app.apply(a) {
                     Effect::Quit => return Ok(()),

@@ -38,6 +38,14 @@ impl Drop for TerminalGuard {
     }
 }
 
+/// Take the terminal back after a suspend (`suspend`): raw mode, the
+/// alternate screen, no cursor.
+pub fn reenter() -> io::Result<()> {
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    execute!(io::stdout(), EnterAlternateScreen, Hide)
+}
+
 /// Leave the alternate screen, show the cursor, leave raw mode; once, and
 /// only if we entered them. Errors are ignored (the terminal may be gone).
 pub fn restore() {
