@@ -99,6 +99,7 @@ fn navigation(code: KeyCode) -> Option<Action> {
 /// Every key, for the help overlay: (keys, what they do).
 pub const HELP: &[(&str, &str)] = &[
     ("q  Ctrl-C  F10", "quit"),
+    ("Ctrl-Z", "suspend to the shell (fg resumes)"),
     (
         "?  h  F1",
         "this help (arrows scroll, any other key closes)",
