@@ -26,7 +26,8 @@ fn rate_of(line: &str, tid: u32) -> (f64, f64) {
 fn stopped_for_30s_rates_use_real_elapsed_time() {
     let _ = gettid();
     // ~250 voluntary switches per second, steady
-    let sleeper = Workload::sleepers(1, 0, Duration::from_millis(4));
+    let cpu = common::allowed_cpus()[0];
+    let sleeper = Workload::sleepers(1, cpu, Duration::from_millis(4));
     let tid = sleeper.tids[0];
     let mut child = Command::new(env!("CARGO_BIN_EXE_schedtop"))
         .args(["--batch", "-i", "1", "-p", &std::process::id().to_string()])

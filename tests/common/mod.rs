@@ -64,6 +64,20 @@ pub fn set_affinity(tid: u32, cpu: usize) {
     }
 }
 
+/// The CPUs this process may run on (a restricted cpuset may leave out
+/// CPU 0 or the highest one), ascending.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let rc = libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set);
+        assert_eq!(rc, 0, "sched_getaffinity");
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
 pub fn ncpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
