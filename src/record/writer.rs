@@ -351,12 +351,9 @@ pub fn open_unique(
         if std::fs::symlink_metadata(&path).is_ok() {
             continue;
         }
-        match Writer::open(&path, host, opts.clone()) {
-            Ok(w) => return Ok((path, w)),
-            // created by someone else since the check: the next name
-            Err(_) if std::fs::symlink_metadata(&path).is_ok() => continue,
-            Err(e) => return Err(e),
-        }
+        // (a name taken between the check and the open fails with a
+        // message, as does a write error after the file was created)
+        return Writer::open(&path, host, opts).map(|w| (path, w));
     }
     bail!("100 files named {stem}* exist already in {}", dir.display())
 }
