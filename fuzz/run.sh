@@ -29,7 +29,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 # Run a fuzz binary, show its tally and any finding; fail if it failed.
 # -rss_limit_mb / -malloc_limit_mb: no allocation without bound (a Sample
-# may decompress to 128 MiB and decode to 256 MiB; nothing more).
+# may decompress to 128 MiB and decode to 128 MiB; nothing more).
 fuzz() {
     local rc=0
     "$@" -rss_limit_mb=2048 -malloc_limit_mb=1024 >"$work/log" 2>&1 || rc=$?

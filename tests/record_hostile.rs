@@ -277,3 +277,18 @@ fn snapshot_defaults_to_the_last_readable_sample() {
     assert!(err.contains("last Sample cannot be read"), "{err}");
     assert!(!out.stdout.is_empty());
 }
+
+/// The largest Sample the decoding budget lets through (half a million
+/// threads of zero bytes, 1.5 KB on disk), twice: read and dumped within the
+/// memory cap. The worst a file can cost.
+#[test]
+fn the_largest_sample_the_budget_allows_fits_the_memory_cap() {
+    use schedtop::record::codec::MAX_DECODED;
+    let n = MAX_DECODED / std::mem::size_of::<schedtop::model::ThreadSample>() - 1000;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("edge.schedtop");
+    std::fs::write(&path, crafted::zero_threads_n(n)).unwrap();
+    let o = read_capped(&path, Duration::from_secs(90));
+    assert!(o.ok, "{}", o.stderr);
+    assert_eq!(o.intervals, 1, "{}", o.stderr);
+}

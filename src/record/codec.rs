@@ -44,9 +44,11 @@ const STREAMS: usize = 8;
 /// Sample of millions of 16-byte threads (zeros compress to nothing), so
 /// neither the payload nor the decompressed size bounds what decoding
 /// builds; this does. A real thread takes ~700 bytes decoded (names, two
-/// histograms): ~350,000 threads fit, 3x the largest machine measured, and
-/// the writer refuses a Sample over it rather than write one no reader opens.
-pub const MAX_DECODED: usize = 256 << 20;
+/// histograms): ~190,000 threads fit, twice the largest Sample measured
+/// (100,000 threads), and the writer refuses a Sample over it rather than
+/// write one no reader opens. A dump holds about four Samples at once, so
+/// the worst file costs ~600 MB, not the host.
+pub const MAX_DECODED: usize = 128 << 20;
 
 /// What decoding has left of MAX_DECODED.
 struct Budget(usize);

@@ -133,7 +133,13 @@ pub fn huge_counts() -> Vec<u8> {
 /// compression), a few KB on disk.
 pub fn zero_threads() -> Vec<u8> {
     let per = [2usize, 1, 3, 2, 2, 2, 4, 0];
-    let n = (MAX_RAW - 256) / per.iter().sum::<usize>();
+    zero_threads_n((MAX_RAW - 256) / per.iter().sum::<usize>())
+}
+
+/// Two key Samples of `n` zero threads each (the largest that decodes
+/// within the budget is the worst case for memory).
+pub fn zero_threads_n(n: usize) -> Vec<u8> {
+    let per = [2usize, 1, 3, 2, 2, 2, 4, 0];
     let mut raw = sample_prefix();
     raw.extend_from_slice(&[0, 0]);
     put_u64(&mut raw, n as u64);
@@ -141,7 +147,10 @@ pub fn zero_threads() -> Vec<u8> {
         put_u64(&mut raw, (p * n) as u64);
     }
     raw.resize(raw.len() + per.iter().sum::<usize>() * n, 0);
-    with_header(&[sample_frame(&raw, 0, 7)])
+    if n == (MAX_RAW - 256) / per.iter().sum::<usize>() {
+        return with_header(&[sample_frame(&raw, 0, 7)]);
+    }
+    with_header(&[sample_frame(&raw, 0, 7), sample_frame(&raw, 1, 7)])
 }
 
 /// `n` copies of a segment header, each of another segment, then one
