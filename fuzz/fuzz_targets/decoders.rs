@@ -6,6 +6,12 @@
 use std::sync::{Mutex, Once};
 
 use libfuzzer_sys::fuzz_target;
+
+#[path = "mem.rs"]
+mod mem;
+
+#[global_allocator]
+static ALLOC: mem::Counting = mem::Counting;
 use schedtop::record::fuzz::{decode_bytes, linear, Census};
 
 static CENSUS: Mutex<Census> = Mutex::new(Census {
@@ -27,5 +33,6 @@ fuzz_target!(|data: &[u8]| {
         libc::atexit(report);
     });
     let len = data.len();
-    linear(len, 1, || CENSUS.lock().unwrap().run(|| decode_bytes(data)));
+    let mut census = CENSUS.lock().unwrap();
+    linear(len, 1, || mem::bounded(len, || census.run(|| decode_bytes(data))));
 });

@@ -9,6 +9,12 @@
 use std::sync::{Mutex, Once};
 
 use libfuzzer_sys::fuzz_target;
+
+#[path = "mem.rs"]
+mod mem;
+
+#[global_allocator]
+static ALLOC: mem::Counting = mem::Counting;
 use schedtop::record::fuzz::{expand, read_bytes, linear, Census};
 
 static CENSUS: Mutex<Census> = Mutex::new(Census {
@@ -31,5 +37,6 @@ fuzz_target!(|data: &[u8]| {
     });
     let file = expand(data);
     let len = file.len();
-    linear(len, 1, || CENSUS.lock().unwrap().run(|| read_bytes(&file)));
+    let mut census = CENSUS.lock().unwrap();
+    linear(len, 1, || mem::bounded(len, || census.run(|| read_bytes(&file))));
 });
