@@ -215,6 +215,8 @@ static __always_inline struct thread_stats *stats_of(struct task_struct *t)
 		count_drop(2);
 		return 0;
 	}
+	s->tid = tid;
+	s->pid = t->tgid;
 	s->start_time = t->start_time;
 	return s;
 }

@@ -7,7 +7,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use libbpf_rs::{Link, MapCore, MapFlags};
 
-use super::bpf_load::{load, Loaded, Storage};
+pub use super::bpf_load::Storage;
+use super::bpf_load::{load, Loaded};
 use super::bpf_maps::{comm_string, read_hash_map, read_pod};
 use super::bpf_threads::{key_of, ThreadBook};
 use super::exit_drainer::ExitDrainer;
@@ -55,13 +56,25 @@ pub struct BpfSource {
 impl BpfSource {
     /// Load and attach. Errors say why BPF is not available.
     pub fn start(topology: Topology, pid_filter: Vec<u32>, runqueue_sampler: bool) -> Result<Self> {
+        Self::start_with(topology, pid_filter, runqueue_sampler, None)
+    }
+
+    /// [`start`](Self::start), keeping per-thread state where `storage`
+    /// says (None: the best the kernel offers). Tests run 5.10's way with
+    /// `Some(Storage::TidHash)` on any kernel.
+    pub fn start_with(
+        topology: Topology,
+        pid_filter: Vec<u32>,
+        runqueue_sampler: bool,
+        storage: Option<Storage>,
+    ) -> Result<Self> {
         let Loaded {
             skel,
             storage,
             mut features,
             rq_unavailable,
             attach_ns,
-        } = load(&topology)?;
+        } = load(&topology, storage)?;
 
         // attach the tracepoints one by one: the perf_event program is attached per CPU below
         let attach_failed = "attaching the scheduler tracepoints";
@@ -142,6 +155,11 @@ impl BpfSource {
         self.rq_error.as_deref()
     }
 
+    /// Where the probes keep per-thread state.
+    pub fn storage(&self) -> Storage {
+        self.storage
+    }
+
     /// What this source measures on this kernel, and how.
     pub fn features(&self) -> &Features {
         &self.features
@@ -194,7 +212,9 @@ impl BpfSource {
         let live = self.book.last_live();
         for (k, v) in read_hash_map(&self.skel.maps.thread_hash)? {
             let s: thread_stats = read_pod(&v);
-            if s.start_time < iter_start_ns && s.exited == 0 && !live.contains(&key_of(&s)) {
+            let tid: u32 = read_pod(&k);
+            if s.start_time < iter_start_ns && s.exited == 0 && !live.contains(&(tid, s.start_time))
+            {
                 let _ = self.skel.maps.thread_hash.delete(&k);
             }
         }

@@ -141,12 +141,15 @@ fn rq_fields(bits: u32) -> &'static str {
     }
 }
 
-pub fn load(topology: &Topology) -> Result<Loaded> {
+/// Load with per-thread state where the kernel allows (`storage` None), or
+/// in the place given.
+pub fn load(topology: &Topology, storage: Option<Storage>) -> Result<Loaded> {
     let nr_cpus = libbpf_rs::num_possible_cpus().context("counting possible CPUs")? as u32;
     let nr_cpus = nr_cpus.max(topology.cpu_slots()).max(1);
     let attach_ns = monotonic_ns();
     // SCHEDTOP_BPF_STORAGE=tid-map takes 5.10's way on any kernel (tests)
-    let forced_tid_map = std::env::var_os("SCHEDTOP_BPF_STORAGE").is_some_and(|v| v == "tid-map");
+    let forced_tid_map = storage == Some(Storage::TidHash)
+        || std::env::var_os("SCHEDTOP_BPF_STORAGE").is_some_and(|v| v == "tid-map");
     let (skel, storage, storage_note) = if task_storage_supported() && !forced_tid_map {
         match open_and_load(nr_cpus, Storage::TaskStorage, attach_ns) {
             Ok(skel) => (skel, Storage::TaskStorage, "task storage".to_string()),
@@ -165,7 +168,7 @@ pub fn load(topology: &Topology) -> Result<Loaded> {
             open_and_load(nr_cpus, Storage::TidHash, attach_ns)?,
             Storage::TidHash,
             if forced_tid_map {
-                "tid-keyed map (SCHEDTOP_BPF_STORAGE=tid-map)".to_string()
+                "tid-keyed map (chosen by the caller)".to_string()
             } else {
                 "tid-keyed map (no task storage for tracing programs before 5.11)".to_string()
             },
