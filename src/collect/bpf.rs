@@ -7,8 +7,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use libbpf_rs::{Link, MapCore, MapFlags};
 
-pub use super::bpf_load::Storage;
 use super::bpf_load::{load, Loaded};
+pub use super::bpf_load::{BucketCode, Storage};
 use super::bpf_maps::{comm_string, read_hash_map, read_pod};
 use super::bpf_threads::{key_of, ThreadBook};
 use super::exit_drainer::ExitDrainer;

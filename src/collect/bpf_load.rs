@@ -226,3 +226,45 @@ pub fn load(topology: &Topology, storage: Option<Storage>) -> Result<Loaded> {
         attach_ns,
     })
 }
+
+/// The probe's own bucketing code, loaded (not attached) and run through
+/// BPF_PROG_TEST_RUN, so tests check the C that runs in the kernel rather
+/// than a copy of it.
+pub struct BucketCode {
+    skel: SchedtopSkel<'static>,
+}
+
+impl BucketCode {
+    pub fn load() -> Result<BucketCode> {
+        let storage = if task_storage_supported() {
+            Storage::TaskStorage
+        } else {
+            Storage::TidHash
+        };
+        Ok(BucketCode {
+            skel: open_and_load(1, storage, 0)?,
+        })
+    }
+
+    fn run(prog: &libbpf_rs::ProgramMut<'_>, arg: u64) -> Result<u32> {
+        let mut args = arg.to_ne_bytes();
+        let input = ProgramInput {
+            context_in: Some(&mut args),
+            ..Default::default()
+        };
+        Ok(prog
+            .test_run(input)
+            .context("BPF_PROG_TEST_RUN")?
+            .return_value)
+    }
+
+    /// bpf/schedtop.bpf.c hist_slot(ns)
+    pub fn hist_slot(&self, ns: u64) -> Result<u32> {
+        Self::run(&self.skel.progs.test_hist_slot, ns)
+    }
+
+    /// bpf/schedtop.bpf.c rq_slot(len)
+    pub fn rq_slot(&self, len: u32) -> Result<u32> {
+        Self::run(&self.skel.progs.test_rq_slot, len as u64)
+    }
+}
