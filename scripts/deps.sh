@@ -6,8 +6,9 @@ set -euo pipefail
 need_pkgs=(clang llvm libelf-dev zlib1g-dev pkg-config make gcc libc6-dev ca-certificates curl)
 if [ "${1:-}" = "--test" ]; then
     # the test suite also drives the TUI in tmux, runs a workload under
-    # perf, converts SVG screenshots to PNG and switches to user nobody
-    need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps)
+    # perf, converts SVG screenshots to PNG and switches to user nobody;
+    # bpftool counts what a churn leaves in the kernel's maps
+    need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool)
 fi
 
 missing=()
