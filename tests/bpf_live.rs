@@ -377,3 +377,33 @@ fn slice_histogram_counts_what_the_kernel_counted_as_arrivals() {
     drop(go);
     worker.join().unwrap();
 }
+
+/// More exits between two drains than the kernel's exited map holds (32,768):
+/// a long interval (`-i 60` on a busy build box) must not lose them.
+#[test]
+fn more_exits_than_the_map_holds_between_two_drains_are_all_reported() {
+    let _g = serial();
+    let Some(mut src) = bpf_source(vec![getpid()]) else {
+        return;
+    };
+    let _ = src.sample().unwrap();
+    let n = 40_000;
+    let mut made = 0;
+    while made < n {
+        let hs: Vec<_> = (0..200)
+            .map(|_| std::thread::spawn(|| std::hint::black_box(1)))
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        made += 200;
+    }
+    // give the last final switches time to land (they precede the join
+    // only by the exiting thread's last few instructions)
+    sleep_s(0.2);
+    let s = src.sample().unwrap();
+    let exits = s.threads.iter().filter(|t| t.exited).count();
+    let l = s.system.losses;
+    assert_eq!((l.thread_map_full, l.exits_untraced), (0, 0), "{l:?}");
+    assert_eq!(exits, n, "exits reported in one drain");
+}
