@@ -268,3 +268,26 @@ impl BucketCode {
         Self::run(&self.skel.progs.test_rq_slot, len as u64)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_queue_length_is_unavailable_rather_than_wrong() {
+        // no group scheduling: the sampler cannot reach the rq at all
+        assert!(rq_unavailable(0).is_some());
+        // before delayed dequeue (5.10, 6.1): nr_running is the answer
+        assert_eq!(rq_unavailable(FEAT_CFS_RQ_RQ), None);
+        // delayed dequeue and a field that counts it: 6.12.y/6.13, 6.14+
+        let dd = FEAT_CFS_RQ_RQ | FEAT_SCHED_DELAYED;
+        assert_eq!(rq_unavailable(dd | FEAT_H_NR_DELAYED), None);
+        assert_eq!(rq_unavailable(dd | FEAT_H_NR_RUNNABLE), None);
+        assert_eq!(
+            rq_fields(dd | FEAT_H_NR_DELAYED),
+            "nr_running - h_nr_delayed"
+        );
+        // delayed dequeue with nothing to subtract: blocked tasks would count
+        assert!(rq_unavailable(dd).unwrap().contains("delayed dequeue"));
+    }
+}

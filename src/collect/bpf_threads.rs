@@ -164,6 +164,14 @@ mod tests {
     }
 
     #[test]
+    fn histogram_slots_do_not_wrap_at_32_bits() {
+        // 1M switches/s into one slot pass 2^32 in ~70 minutes
+        let s = thread_stats::default();
+        assert_eq!(std::mem::size_of_val(&s.slice_hist[0]), 8);
+        assert_eq!(std::mem::size_of_val(&s.wait_hist[0]), 8);
+    }
+
+    #[test]
     fn torn_copy_keeps_last_good_counters_and_counts_the_miss() {
         let mut b = ThreadBook::default();
         b.drain(vec![], vec![rec(1, 10, false), rec(2, 5, false)]);
