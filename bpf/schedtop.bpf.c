@@ -82,8 +82,8 @@ struct {
  * and deletes them. */
 /* Preallocated: this is updated from sched_switch with interrupts off, where
  * an allocating map can fail (ENOMEM) when thousands of threads exit a
- * second. User space sizes it before load and drains it; exits that do
- * not fit are counted as lost. */
+ * second. User space empties it twice a second (so a long interval does not
+ * overflow it); exits that do not fit are counted as lost. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 32768);
@@ -137,7 +137,7 @@ static __always_inline u32 log2_u64(u64 v)
 /* bpftrace hist() bucket of a duration in ns, counted in whole microseconds:
  * slot 0 = [0us], slot k = [2^(k-1), 2^k) us. Without a division (BPF has
  * no cheap one): for 2^l <= ns < 2^(l+1) the slot is l-8 or l-9, because
- * 1000 lies between 2^9 and 2^10. tests/bpf_hist_slot.rs runs this very
+ * 1000 lies between 2^9 and 2^10. tests/bpf_buckets.rs runs this very
  * code (test_hist_slot below) against the plain definition. */
 static __always_inline u32 hist_slot(u64 ns)
 {
@@ -204,7 +204,7 @@ static __always_inline struct thread_stats *stats_of(struct task_struct *t)
 	if (s && s->start_time == t->start_time)
 		return s;
 	/* new, or a reused tid whose previous thread's final switch was never
-	 * traced (user space counts those when it sweeps) */
+	 * traced (user space counts those: the thread vanished unreported) */
 	empty = bpf_map_lookup_elem(&empty_stats, &zero);
 	if (!empty || bpf_map_update_elem(&thread_hash, &tid, empty, BPF_ANY)) {
 		count_drop(2);
