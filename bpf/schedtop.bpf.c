@@ -442,14 +442,6 @@ int dump_threads(struct bpf_iter__task *ctx)
 	return 0;
 }
 
-/* Timer-driven run-queue length sample (the runqlen method): unbiased in
- * time, unlike a sample taken at each switch.
- *
- * The per-CPU `runqueues` variable cannot be used as a ksym here: without
- * CONFIG_KALLSYMS_ALL the kernel has no address for it ("ldimm64 failed to
- * find the address for kernel symbol"). The interrupted task leads to it:
- * current->se.cfs_rq is a cfs_rq of this CPU (the idle task's is the root
- * one) and cfs_rq->rq is this CPU's rq (CONFIG_FAIR_GROUP_SCHED). */
 /* Queue length -> slot of cpu_stats.rq_hist: exact below RQ_LINEAR, then
  * log2 buckets. */
 static __always_inline u32 rq_slot(u32 len)
@@ -481,6 +473,14 @@ static __always_inline u32 delayed_on(struct rq *rq)
 	return 0;
 }
 
+/* Timer-driven run-queue length sample (the runqlen method): unbiased in
+ * time, unlike a sample taken at each switch.
+ *
+ * The per-CPU `runqueues` variable cannot be used as a ksym here: without
+ * CONFIG_KALLSYMS_ALL the kernel has no address for it ("ldimm64 failed to
+ * find the address for kernel symbol"). The interrupted task leads to it:
+ * current->se.cfs_rq is a cfs_rq of this CPU (the idle task's is the root
+ * one) and cfs_rq->rq is this CPU's rq (CONFIG_FAIR_GROUP_SCHED). */
 SEC("perf_event")
 int sample_runqueue(void *ctx)
 {
