@@ -87,7 +87,7 @@ impl BpfSource {
             .dump_threads
             .attach()
             .context("attaching the task iterator")?;
-        let exits = ExitDrainer::start(&skel.maps.exited)?;
+        let exits = ExitDrainer::start(&skel.maps.exited, &skel.maps.exits_saved)?;
 
         let mut rq_events = Vec::new();
         let mut rq_error =
