@@ -196,38 +196,41 @@ static __always_inline void count_drop(int which)
 		__sync_fetch_and_add(&d->storage_unavailable, 1);
 }
 
-/* The thread's state, created on first use. */
-static __always_inline struct thread_stats *stats_of(struct task_struct *t)
+/* The tid-keyed map's entry for `t`, created on first use. */
+static __noinline struct thread_stats *hashed_stats_of(struct task_struct *t)
 {
 	struct thread_stats *s;
-	u32 tid, zero = 0;
+	u32 tid = t->pid, zero = 0;
 	void *empty;
 
-	if (use_task_storage) {
-		s = bpf_task_storage_get(&thread_store, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!s)
-			count_drop(2);
-		return s;
-	}
-	tid = t->pid;
 	s = bpf_map_lookup_elem(&thread_hash, &tid);
 	if (s && s->start_time == t->start_time)
 		return s;
 	/* new, or a reused tid whose previous thread's final switch was never
 	 * traced (user space counts those: the thread vanished unreported) */
 	empty = bpf_map_lookup_elem(&empty_stats, &zero);
-	if (!empty || bpf_map_update_elem(&thread_hash, &tid, empty, BPF_ANY)) {
-		count_drop(2);
+	if (!empty || bpf_map_update_elem(&thread_hash, &tid, empty, BPF_ANY))
 		return 0;
-	}
 	s = bpf_map_lookup_elem(&thread_hash, &tid);
-	if (!s) {
-		count_drop(2);
+	if (!s)
 		return 0;
-	}
 	s->tid = tid;
 	s->pid = t->tgid;
 	s->start_time = t->start_time;
+	return s;
+}
+
+/* The thread's state, created on first use. */
+static __always_inline struct thread_stats *stats_of(struct task_struct *t)
+{
+	struct thread_stats *s;
+
+	if (use_task_storage)
+		s = bpf_task_storage_get(&thread_store, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	else
+		s = hashed_stats_of(t);
+	if (!s)
+		count_drop(2);
 	return s;
 }
 
