@@ -211,7 +211,8 @@ pub fn load(topology: &Topology, storage: Option<Storage>) -> Result<Loaded> {
         Feature::Exits,
         true,
         format!(
-            "final counts via a {}-entry map emptied every 0.5 s",
+            "final counts via a {}-entry map, emptied at each drain and between drains \
+             once 4,096 exits went in",
             skel.maps.exited.max_entries()
         ),
     );
