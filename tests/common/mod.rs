@@ -64,20 +64,6 @@ pub fn set_affinity(tid: u32, cpu: usize) {
     }
 }
 
-/// The CPUs this process may run on (a restricted cpuset may leave out
-/// CPU 0 or the highest one), ascending.
-pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        let rc = libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set);
-        assert_eq!(rc, 0, "sched_getaffinity");
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
-}
-
 pub fn ncpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
@@ -99,10 +85,7 @@ pub fn allowed_cpus() -> Vec<usize> {
 /// A test that cannot run here: a failure under SCHEDTOP_REQUIRE_ALL=1 (CI),
 /// a visible skip otherwise. Returns false so callers can `return`.
 pub fn cannot_run(why: &str) -> bool {
-    if std::env::var("SCHEDTOP_REQUIRE_ALL").as_deref() == Ok("1") {
-        panic!("required test cannot run (SCHEDTOP_REQUIRE_ALL=1): {why}");
-    }
-    eprintln!("SKIPPED: {why}");
+    skip::skip(why);
     false
 }
 
