@@ -12,3 +12,4 @@ pub mod record;
 pub mod snapshot;
 pub mod trace;
 pub mod ui;
+pub mod util;

@@ -10,13 +10,13 @@ use schedtop::ui::action::Action;
 use schedtop::ui::fixtures;
 use schedtop::ui::recording::{self, default_name};
 use schedtop::ui::render::{buffer_text, render_to_buffer};
-use schedtop::ui::AppState;
+use schedtop::ui::Session;
 
-fn app() -> AppState {
-    fixtures::app(SourceKind::Bpf, 120, 40)
+fn app() -> Session {
+    Session::live(fixtures::app(SourceKind::Bpf, 120, 40))
 }
 
-fn next(app: &AppState) -> schedtop::model::Sample {
+fn next(app: &Session) -> schedtop::model::Sample {
     let mut s = app.pending.back().or(app.current()).unwrap().clone();
     s.time_ns += 1_000_000_000;
     s.mono_ns += 1_000_000_000;
@@ -146,7 +146,7 @@ fn replay_cannot_record() {
         schedtop::ui::replay::app(schedtop::ui::replay::Replay::open(&path).unwrap(), 2, false);
     app.apply(Action::ToggleRecord);
     assert!(app.recording.is_none());
-    assert!(app.status.unwrap().error);
+    assert!(app.status.as_ref().unwrap().error);
 }
 
 fn nix_root() -> bool {

@@ -1,9 +1,12 @@
-//! Sources of Samples: BPF when it can load, /proc otherwise.
+//! Sources of Samples: BPF when it can load, /proc otherwise (`LiveSource`);
+//! the `Source` trait every mode reads through, and the one `sampler` loop.
 pub mod bpf;
 pub mod flight;
 pub mod flight_ring;
 pub mod perf;
 pub mod procfs;
+pub mod sampler;
+pub mod source;
 pub mod system;
 pub mod topology;
 
@@ -14,6 +17,7 @@ use anyhow::Result;
 use crate::model::{HostInfo, Sample, SourceKind};
 use bpf::BpfSource;
 use procfs::ProcfsReader;
+pub use source::{MemorySource, Seekable, Source};
 
 /// What the user asked for.
 #[derive(Clone, Debug)]
@@ -119,10 +123,7 @@ impl LiveSource {
 
     /// The cumulative state now.
     pub fn sample(&mut self) -> Result<Sample> {
-        match &mut self.inner {
-            Inner::Bpf(b) => b.drain(),
-            Inner::Procfs(p) => p.read(),
-        }
+        self.next_sample()
     }
 
     /// The BPF source, when that is what runs (tests inspect its maps).
@@ -131,6 +132,23 @@ impl LiveSource {
             Inner::Bpf(b) => Some(b),
             Inner::Procfs(_) => None,
         }
+    }
+}
+
+impl Source for LiveSource {
+    fn host(&self) -> &HostInfo {
+        &self.host
+    }
+
+    fn next_sample(&mut self) -> Result<Sample> {
+        match &mut self.inner {
+            Inner::Bpf(b) => b.drain(),
+            Inner::Procfs(p) => p.read(),
+        }
+    }
+
+    fn set_interval(&mut self, interval_ns: u64) {
+        self.host.interval_ns = interval_ns;
     }
 }
 

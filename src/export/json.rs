@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::model::rates::{cpu_intervals, elapsed_s, intervals, migration_deltas, ThreadInterval};
 use crate::model::{HostInfo, Sample};
+pub use crate::util::clock::{civil_from_days, rfc3339};
 
 #[derive(Serialize)]
 pub struct IntervalRecord {
@@ -69,35 +70,6 @@ pub struct SystemRecord {
     pub load: [f64; 3],
     /// cumulative updates the probes could not store (full map etc.)
     pub lost_updates: u64,
-}
-
-/// Format ns since the epoch as RFC 3339 UTC with milliseconds.
-pub fn rfc3339(ns: u64) -> String {
-    let secs = (ns / 1_000_000_000) as i64;
-    let ms = (ns / 1_000_000) % 1000;
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-        rem / 3600,
-        (rem / 60) % 60,
-        rem % 60
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
-pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 /// The record for the interval that ends with `cur`.

@@ -133,16 +133,19 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
         &a.screenshot.screenshot_dir,
     )?;
     let mut rp = crate::ui::replay::Replay::from_reader(r, &a.file)?;
-    rp.speed = speed;
+    rp.cursor.speed = speed;
     // --at: there and paused; otherwise playing from --from or the start
     let (start, playing) = match &a.at {
         Some(at) => (
-            rp.resolve(at).map_err(|e| anyhow::anyhow!("--at: {e}"))?,
+            rp.cursor
+                .resolve(rp.source.as_ref(), at)
+                .map_err(|e| anyhow::anyhow!("--at: {e}"))?,
             false,
         ),
         None => (start, true),
     };
-    let app = crate::ui::replay::app(rp, start, playing);
-    let feed = crate::ui::replay::IdleFeed::new(app.host.clone());
-    crate::ui::run::run_with(app, feed, &shots)
+    let session = crate::ui::replay::app(rp, start, playing);
+    // the session moves through the recording itself: no feed
+    let feed = crate::ui::feed::NoFeed::new(session.host.clone());
+    crate::ui::run::run_with(session, feed, &shots)
 }

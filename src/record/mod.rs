@@ -9,7 +9,7 @@
 //! - `timeexpr`: `--from/--to`, `--duration`, `--max-size` expressions;
 //! - `dump`: CSV / JSON export; `recorder`: the `record` command loop;
 //! - `cli`: the `record`, `dump` and `replay` subcommands;
-//! - `replay`: a recording as the UI's `Feed`;
+//! - `source`: a recording as a seekable `Source`;
 //! - `fuzz`: the fuzz target's body, shared with a stable-Rust test;
 //! - `testdata`: deterministic synthetic Samples (tests, benches, fixture).
 pub mod cli;
@@ -21,8 +21,8 @@ pub mod header;
 pub mod index;
 pub mod reader;
 pub mod recorder;
-pub mod replay;
 pub mod scan;
+pub mod source;
 pub mod storage;
 pub mod testdata;
 pub mod timeexpr;
@@ -30,4 +30,5 @@ pub mod varint;
 pub mod writer;
 
 pub use reader::Reader;
+pub use source::RecordingSource;
 pub use writer::{OpenMode, WriteOptions, Writer, Written};

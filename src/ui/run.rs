@@ -19,6 +19,7 @@ use super::flight_key::{self, FlightLink};
 use super::keys;
 use super::render::render;
 use super::screenshot_key::{self, ScreenshotConfig};
+use super::session::Session;
 use super::status;
 use super::terminal::{self, TerminalGuard};
 use super::tty;
@@ -65,7 +66,7 @@ pub fn run_live_flight(
         None => None,
     };
     let feed = LiveFeed::start(opts)?;
-    let app = AppState::new(feed.host().clone(), Mode::Live);
+    let app = Session::live(AppState::new(feed.host().clone(), Mode::Live));
     let mut link = recorder
         .as_ref()
         .map(|r| FlightLink::to(r, shots.dir.clone()));
@@ -76,18 +77,18 @@ pub fn run_live_flight(
 }
 
 /// Run the UI on `feed` until the user quits or a signal arrives.
-pub fn run(app: AppState, feed: impl Feed) -> Result<()> {
+pub fn run(app: Session, feed: impl Feed) -> Result<()> {
     run_with(app, feed, &ScreenshotConfig::default())
 }
 
 /// `run`, with the `s` key saving screenshots as `shots` says.
-pub fn run_with(app: AppState, feed: impl Feed, shots: &ScreenshotConfig) -> Result<()> {
+pub fn run_with(app: Session, feed: impl Feed, shots: &ScreenshotConfig) -> Result<()> {
     run_with_flight(app, feed, shots, None)
 }
 
 /// `run_with`, and the `W` key asking `flight` for a trace.
 pub fn run_with_flight(
-    mut app: AppState,
+    mut app: Session,
     mut feed: impl Feed,
     shots: &ScreenshotConfig,
     flight: Option<&mut FlightLink>,
@@ -107,7 +108,7 @@ pub fn run_with_flight(
 }
 
 fn event_loop(
-    app: &mut AppState,
+    app: &mut Session,
     feed: &mut impl Feed,
     shots: &ScreenshotConfig,
     mut flight: Option<&mut FlightLink>,
@@ -145,13 +146,13 @@ fn event_loop(
         }
         // the flight recorder's answer to W
         if let Some(link) = flight.as_deref_mut() {
-            if flight_key::poll(app, link) {
+            if flight_key::poll(&mut app.app, link) {
                 status_since = Some(Instant::now());
                 dirty = true;
             }
         }
         // replay: playback moves the cursor as time passes
-        if super::replay::tick(app, crate::collect::system::monotonic_ns()) {
+        if app.tick(crate::util::clock::monotonic_ns()) {
             dirty = true;
         }
         let since = last_draw.map(|t| t.elapsed());
@@ -177,18 +178,19 @@ fn event_loop(
                     Effect::Quit => return Ok(()),
                     Effect::SetInterval(ns) => feed.set_interval(ns),
                     Effect::Screenshot => {
-                        screenshot_key::take(app, shots, std::time::SystemTime::now());
+                        screenshot_key::take(&mut app.app, shots, std::time::SystemTime::now());
                         status_since = Some(Instant::now());
                     }
                     Effect::WriteFlight => {
                         flight_key::request(
-                            app,
+                            &mut app.app,
                             flight.as_deref_mut(),
                             std::time::SystemTime::now(),
                         );
                         status_since = Some(Instant::now());
                     }
-                    Effect::None => {}
+                    // the session handled these
+                    Effect::None | Effect::Replay(_) | Effect::ToggleRecord => {}
                 }
                 dirty = true;
             }

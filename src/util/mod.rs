@@ -1,0 +1,4 @@
+//! Helpers every layer may use (and which use nothing of schedtop's):
+//! clocks, safe file creation, artifact names, signal flags.
+pub mod clock;
+pub mod signals;
