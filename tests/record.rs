@@ -3,9 +3,9 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use schedtop::export::dump::{dump, DumpOptions, Format, CSV_HEADER};
 use schedtop::export::json::interval_record;
 use schedtop::model::Sample;
-use schedtop::record::dump::{dump, DumpOptions, Format, CSV_HEADER};
 use schedtop::record::testdata::{synthetic_host, synthetic_samples, Rng, SynthOptions};
 use schedtop::record::timeexpr::parse_time;
 use schedtop::record::{OpenMode, Reader, WriteOptions, Writer, Written};

@@ -6,6 +6,7 @@ pub mod app;
 pub mod columns;
 pub mod cpus;
 pub mod feed;
+#[cfg(any(test, feature = "testdata"))]
 pub mod fixtures;
 pub mod flight_key;
 pub mod format;

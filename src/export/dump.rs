@@ -6,11 +6,11 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::reader::Reader;
-use super::storage::Storage;
-use super::timeexpr::TimeExpr;
-use crate::export::json::{interval_record, IntervalRecord};
+use super::json::{interval_record, IntervalRecord};
 use crate::model::Sample;
+use crate::record::reader::Reader;
+use crate::record::storage::Storage;
+use crate::record::timeexpr::TimeExpr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
