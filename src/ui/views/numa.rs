@@ -14,12 +14,12 @@ use ratatui::widgets::canvas::{Canvas, Context, Line as CanvasLine};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use crate::model::cpus::CpuView;
 use crate::model::flows::NodeFlow;
+use crate::model::interval::RowKey;
 use crate::model::rates::ThreadInterval;
 use crate::ui::app::AppState;
-use crate::ui::cpus::CpuView;
 use crate::ui::format::{self, escape_name};
-use crate::ui::rows::RowKey;
 use crate::ui::theme;
 
 /// Arrows drawn at most (the matrix shows every flow).
