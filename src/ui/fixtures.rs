@@ -4,7 +4,7 @@
 //! exited, and optionally one with a hostile name.
 use crate::model::{
     CpuSample, CpuTopology, HostInfo, Log2Hist, Losses, Sample, SourceKind, SystemSample,
-    ThreadSample, Topology,
+    ThreadAttrs, ThreadSample, Topology,
 };
 
 use super::app::{AppState, Mode};
@@ -221,6 +221,10 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
         wait_hist: bpf.then_some(wait),
         baseline: None,
         exited: false,
+        // -5, 0 or 5: a mix, as renice leaves a machine
+        attrs: ThreadAttrs {
+            nice: Some((s.tid % 3) as i8 * 5 - 5),
+        },
     }
 }
 
@@ -487,6 +491,7 @@ pub fn numa_samples_n(topology: &Topology, steps: usize) -> Vec<Sample> {
                         wait_hist: Some(spread(10, 25 * n)),
                         baseline: None,
                         exited: false,
+                        attrs: ThreadAttrs { nice: Some(0) },
                     }
                 })
                 .collect();
@@ -519,6 +524,8 @@ pub fn numa_samples_n(topology: &Topology, steps: usize) -> Vec<Sample> {
                     wait_hist: Some(spread(5, 302 * n)),
                     baseline: None,
                     exited: false,
+                    // background work at the lowest priority
+                    attrs: ThreadAttrs { nice: Some(19) },
                 });
             }
             let cpu_samples = cpus
