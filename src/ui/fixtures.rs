@@ -179,6 +179,15 @@ fn spread(slot: usize, n: u64) -> Log2Hist {
     h
 }
 
+/// The slot `spread` centres `slices` slices on so that they add up to
+/// `ran_ns` of CPU time: its buckets hold between 0.725 and 1.45 times the
+/// slot's upper bound per slice on average (model/physics.rs checks it).
+fn slice_slot(ran_ns: u64, slices: u64) -> usize {
+    let avg_us = ran_ns as f64 / 1000.0 / slices.max(1) as f64;
+    let k = (avg_us / 0.725).max(1.0).log2().floor() as usize;
+    k.clamp(2, crate::model::hist::HIST_SLOTS - 3)
+}
+
 fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
     let bpf = source == SourceKind::Bpf;
     // cumulative: the sum of the per-second amounts so far
@@ -198,10 +207,11 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
         let (v, n) = (s.vol * k / 10, s.invol * k / 10);
         vol += v;
         invol += n;
-        oncpu_ns += (s.oncpu_ms * 1_000_000).min(1_000_000_000) * k.min(10) / 10;
+        let ran_ns = (s.oncpu_ms * 1_000_000).min(1_000_000_000) * k.min(10) / 10;
+        oncpu_ns += ran_ns;
         wait_ns += (v + n) * (1u64 << s.wait_slot) * 1000 / 2;
         migr += s.migr * k / 10;
-        slice.merge(&spread(s.slice_slot, v + n));
+        slice.merge(&spread(slice_slot(ran_ns, v + n), v + n));
         wait.merge(&spread(s.wait_slot, v + n));
     }
     ThreadSample {
@@ -278,14 +288,22 @@ fn sample_at(step: usize, threads: Vec<ThreadSample>) -> Sample {
         .filter(|t| t.tid != 2215)
         .map(|t| t.voluntary + t.involuntary)
         .sum();
+    let ran_ns: u64 = threads
+        .iter()
+        .filter(|t| t.tid != 2215)
+        .map(|t| t.oncpu_ns)
+        .sum();
     Sample {
         time_ns: T0_NS + step as u64 * 1_000_000_000,
         mono_ns: MONO0_NS + step as u64 * 1_000_000_000,
         cpus: (0..4)
             .map(|cpu| CpuSample {
                 cpu,
-                switches: switches / 4,
-                busy_ns: step as u64 * 600_000_000,
+                // the CPUs' switches are the system's
+                switches: (switches + 800 * step as u64) / 4,
+                // the threads' CPU time spread over the 4 CPUs, plus
+                // 20 ms/s of the kernel's own
+                busy_ns: ran_ns / 4 + step as u64 * 20_000_000,
                 rq: None,
             })
             .collect(),
@@ -322,8 +340,11 @@ pub fn hostile_samples() -> Vec<Sample> {
         u.tid = 6667;
         u.start_time_ns += 1;
         u.comm = "rtl\u{202e}gnp.exe\u{9b}31m".into();
-        s.threads.push(t);
-        s.threads.push(u);
+        let mut threads = std::mem::take(&mut s.threads);
+        threads.push(t);
+        threads.push(u);
+        // the system saw their switches and CPU time too
+        *s = sample_at(step, threads);
         s.system.losses.thread_map_full = 17 * step as u64;
     }
     all
@@ -528,7 +549,7 @@ pub fn numa_samples_n(topology: &Topology, steps: usize) -> Vec<Sample> {
                     attrs: ThreadAttrs { nice: Some(19) },
                 });
             }
-            let cpu_samples = cpus
+            let cpu_samples: Vec<CpuSample> = cpus
                 .iter()
                 .zip(rq_so_far.iter_mut())
                 .map(|(&c, (hist, sum))| {
@@ -550,7 +571,7 @@ pub fn numa_samples_n(topology: &Topology, steps: usize) -> Vec<Sample> {
                     }
                 })
                 .collect();
-            let switches: u64 = threads.iter().map(|t| t.voluntary + t.involuntary).sum();
+            let cpu_switches: u64 = cpu_samples.iter().map(|c: &CpuSample| c.switches).sum();
             Sample {
                 time_ns: T0_NS + step as u64 * 1_000_000_000,
                 mono_ns: MONO0_NS + step as u64 * 1_000_000_000,
@@ -565,7 +586,8 @@ pub fn numa_samples_n(topology: &Topology, steps: usize) -> Vec<Sample> {
                     })
                     .collect(),
                 system: SystemSample {
-                    context_switches: switches + 1000 * n,
+                    // what the CPUs switched (the threads' own and others')
+                    context_switches: cpu_switches,
                     procs_running: cpus.len() as u32 + 1,
                     procs_blocked: 0,
                     load: [f64::from(cpus.len() as u32) * 1.1, 0.0, 0.0],
