@@ -198,3 +198,30 @@ fn format_1_recordings_read_with_nice_unknown() {
     assert!(!s.threads.is_empty());
     assert!(s.threads.iter().all(|t| t.attrs.nice.is_none()));
 }
+
+#[test]
+fn the_format_2_fixture_reads_with_every_later_version() {
+    // written by examples/record_fixture_v2.rs; never regenerated
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v2.schedtop");
+    let mut r = Reader::open(&path).unwrap();
+    assert_eq!(r.header().format_version, 2);
+    assert_eq!(r.len(), 6);
+    assert!(r.damage().is_empty());
+    let mut seen_1003 = 0;
+    for i in 0..r.len() {
+        let s = r.sample(i).unwrap();
+        assert!(s.threads.len() >= 8, "Sample {i}");
+        for t in &s.threads {
+            let want = if t.tid == 1003 && i >= 4 {
+                seen_1003 += 1;
+                10
+            } else {
+                (t.tid % 40) as i8 - 20
+            };
+            assert_eq!(t.attrs.nice, Some(want), "Sample {i} tid {}", t.tid);
+        }
+    }
+    // Samples 4 and 5 are delta frames (key frames every 3): the change
+    // travelled as a delta
+    assert_eq!(seen_1003, 2, "the reniced thread in the last two Samples");
+}
