@@ -76,6 +76,8 @@ struct thread_stats {
 	/* u64: a u32 slot wraps after ~70 min at 1M switches/s */
 	u64 slice_hist[HIST_SLOTS];
 	u64 wait_hist[HIST_SLOTS];
+	/* the nice value (static_prio - 120), filled by the iterator */
+	s32 nice;
 };
 
 /* What the running kernel offers, as the program's own CO-RE relocations see

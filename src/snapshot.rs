@@ -8,11 +8,12 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 
 use crate::cli::SnapshotArgs;
+use crate::collect::sampler::{self, Flow, Limits, Taken};
 use crate::collect::{LiveOptions, LiveSource};
 use crate::export::json::rfc3339;
 use crate::export::screenshot::{self, visible, Format};
@@ -350,24 +351,29 @@ pub fn live(opts: &LiveOptions, duration: Duration, plan: &Plan) -> Result<AppSt
         eprintln!("schedtop: {reason}");
     }
     let step = Duration::from_nanos(opts.interval_ns.max(1)).min(duration);
-    let start = Instant::now();
-    let mut samples = vec![source.sample()?];
-    let mut next = start;
-    loop {
-        next += step;
-        let end = start + duration;
-        let at = next.min(end);
-        if let Some(d) = at.checked_duration_since(Instant::now()) {
-            std::thread::sleep(d);
-        }
-        samples.push(source.sample()?);
-        if samples.len() > LEAD + 1 {
-            samples.remove(0);
-        }
-        if at >= end {
-            break;
-        }
-    }
+    let mut samples = Vec::new();
+    let limits = Limits {
+        end_after_ns: Some(duration.as_nanos().min(u64::MAX as u128) as u64),
+        ..Default::default()
+    };
+    let nanos = step.as_nanos().min(u64::MAX as u128) as u64;
+    sampler::run(
+        &mut source,
+        nanos,
+        limits,
+        sampler::sleep_until(|| false),
+        |_, taken| {
+            match taken {
+                Taken::Sample(s) => samples.push(s),
+                Taken::Error(e) => return Err(e),
+                Taken::Panicked(p) => bail!("the collector panicked: {p}"),
+            }
+            if samples.len() > LEAD + 1 {
+                samples.remove(0);
+            }
+            Ok(Flow::Continue)
+        },
+    )?;
     let mut host = source.host().clone();
     host.interval_ns = step.as_nanos().min(u64::MAX as u128) as u64;
     state(host, Mode::Live, samples, plan)

@@ -34,12 +34,6 @@ pub struct TraceSummary {
     pub elapsed: Duration,
 }
 
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
-
 /// The output file, created 0600 (a trace names every thread on the host):
 /// O_EXCL unless `force`, never following a symlink.
 fn create_output(path: &Path, force: bool) -> Result<File> {
@@ -153,12 +147,7 @@ pub fn run(opts: &TraceOptions) -> Result<()> {
     if std::env::var_os("SCHEDTOP_BPF_DEBUG").is_none() {
         libbpf_rs::set_print(None);
     }
-    // SAFETY: the handler only stores to an atomic, which is
-    // async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-    }
+    crate::util::signals::stop_on(&[libc::SIGINT, libc::SIGTERM]);
     let s = trace(
         opts,
         &mut || {
@@ -168,7 +157,7 @@ pub fn run(opts: &TraceOptions) -> Result<()> {
                 opts.output.display()
             );
         },
-        &STOP,
+        crate::util::signals::stop_flag(),
     )?;
     eprintln!(
         "schedtop: wrote {} events in {:.1} s ({} switches, {} wakeups, {} migrations) to {}; \

@@ -6,10 +6,10 @@
 //! decoders never saw, or an input slower than linear.
 use std::path::Path;
 
-use schedtop::record::format::{HEADER_LEN, MAGIC, MAX_PAYLOAD};
-use schedtop::record::fuzz::{
+use schedtop::fuzz::{
     decode_bytes, decompressed_total, expand, linear, read_bytes, Census, Decoder, EXPAND,
 };
+use schedtop::record::format::{HEADER_LEN, MAGIC, MAX_PAYLOAD};
 
 /// Unoptimised test builds run several times slower than the fuzz build.
 const SLACK: u32 = 8;

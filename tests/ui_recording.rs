@@ -10,13 +10,13 @@ use schedtop::ui::action::Action;
 use schedtop::ui::fixtures;
 use schedtop::ui::recording::{self, default_name};
 use schedtop::ui::render::{buffer_text, render_to_buffer};
-use schedtop::ui::AppState;
+use schedtop::ui::Session;
 
-fn app() -> AppState {
-    fixtures::app(SourceKind::Bpf, 120, 40)
+fn app() -> Session {
+    Session::live(fixtures::app(SourceKind::Bpf, 120, 40))
 }
 
-fn next(app: &AppState) -> schedtop::model::Sample {
+fn next(app: &Session) -> schedtop::model::Sample {
     let mut s = app.pending.back().or(app.current()).unwrap().clone();
     s.time_ns += 1_000_000_000;
     s.mono_ns += 1_000_000_000;
@@ -35,9 +35,12 @@ fn default_names_are_safe_and_dated() {
     );
     assert_eq!(
         default_name("../evil/\u{1b}[2J", 0),
-        "schedtop-h.._evil___2J-19700101-000000.schedtop"
+        "schedtop-_._evil___2J-19700101-000000.schedtop"
     );
-    assert_eq!(default_name("", 0), "schedtop-h-19700101-000000.schedtop");
+    assert_eq!(
+        default_name("", 0),
+        "schedtop-unknown-19700101-000000.schedtop"
+    );
     assert!(!default_name(&"x/".repeat(500), 0).contains('/'));
 }
 
@@ -151,7 +154,7 @@ fn replay_cannot_record() {
         schedtop::ui::replay::app(schedtop::ui::replay::Replay::open(&path).unwrap(), 2, false);
     app.apply(Action::ToggleRecord);
     assert!(app.recording.is_none());
-    assert!(app.status.unwrap().error);
+    assert!(app.status.as_ref().unwrap().error);
 }
 
 fn nix_root() -> bool {

@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
+use schedtop::model::interval as rows;
 use schedtop::record::Reader;
 use schedtop::ui::action::Effect;
 use schedtop::ui::render::{buffer_text, render_to_buffer};
 use schedtop::ui::replay::{self, Replay, MAX_GAP_NS};
-use schedtop::ui::rows;
-use schedtop::ui::{keys, AppState, Mode};
+use schedtop::ui::{keys, AppState, Mode, Session};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
 
@@ -27,13 +27,13 @@ fn demo() -> PathBuf {
 }
 
 /// A replay of `path` at Sample `i`, paused, at `w` x `h`.
-fn at(path: &Path, i: usize, w: u16, h: u16) -> AppState {
+fn at(path: &Path, i: usize, w: u16, h: u16) -> Session {
     let mut app = replay::app(Replay::open(path).unwrap(), i, false);
     app.apply(schedtop::ui::action::Action::Resize(w, h));
     app
 }
 
-fn key(app: &mut AppState, code: KeyCode) -> Effect {
+fn key(app: &mut Session, code: KeyCode) -> Effect {
     let mods = match code {
         KeyCode::Char(c) if c.is_ascii_uppercase() => KeyModifiers::SHIFT,
         _ => KeyModifiers::NONE,
@@ -44,7 +44,7 @@ fn key(app: &mut AppState, code: KeyCode) -> Effect {
     }
 }
 
-fn typed(app: &mut AppState, s: &str) {
+fn typed(app: &mut Session, s: &str) {
     for c in s.chars() {
         key(app, KeyCode::Char(c));
     }
@@ -190,7 +190,7 @@ fn speed_keys() {
 fn jump_accepts_clock_absolute_relative_and_offset_times() {
     let mut r = Reader::open(&v1()).unwrap();
     let mut app = at(&v1(), 0, 120, 40);
-    let jump = |app: &mut AppState, t: &str| {
+    let jump = |app: &mut Session, t: &str| {
         key(app, KeyCode::Char('j'));
         typed(app, t);
         key(app, KeyCode::Enter);

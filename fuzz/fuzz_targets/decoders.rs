@@ -12,7 +12,7 @@ mod mem;
 
 #[global_allocator]
 static ALLOC: mem::Counting = mem::Counting;
-use schedtop::record::fuzz::{decode_bytes, linear, Census};
+use schedtop::fuzz::{decode_bytes, linear, Census};
 
 static CENSUS: Mutex<Census> = Mutex::new(Census {
     inputs: 0,

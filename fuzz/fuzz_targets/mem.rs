@@ -33,9 +33,9 @@ unsafe impl GlobalAlloc for Counting {
 pub fn bounded<T>(len: usize, f: impl FnOnce() -> T) -> T {
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
-    let unpacked0 = schedtop::record::fuzz::decompressed_total();
+    let unpacked0 = schedtop::fuzz::decompressed_total();
     let out = f();
-    let unpacked = (schedtop::record::fuzz::decompressed_total() - unpacked0) as usize;
+    let unpacked = (schedtop::fuzz::decompressed_total() - unpacked0) as usize;
     let grew = PEAK.load(Ordering::Relaxed).saturating_sub(base);
     let allowed = (32 << 20) + 80 * (len + unpacked);
     assert!(

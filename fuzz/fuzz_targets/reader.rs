@@ -2,7 +2,7 @@
 //! every way a user can (open, every Sample, seeks, dump). It must never
 //! panic, hang, allocate without bound or take more than linear time
 //! (inputs starting 0xEE expand to files of up to 16 MiB: see
-//! `record::fuzz::expand`). CRCs are not checked under `--cfg fuzzing` so
+//! `schedtop::fuzz::expand`). CRCs are not checked under `--cfg fuzzing` so
 //! inputs reach the decoders behind them; at exit it prints how many
 //! inputs reached each decoder.
 #![no_main]
@@ -15,7 +15,7 @@ mod mem;
 
 #[global_allocator]
 static ALLOC: mem::Counting = mem::Counting;
-use schedtop::record::fuzz::{expand, read_bytes, linear, Census};
+use schedtop::fuzz::{expand, read_bytes, linear, Census};
 
 static CENSUS: Mutex<Census> = Mutex::new(Census {
     inputs: 0,

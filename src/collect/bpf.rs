@@ -16,7 +16,8 @@ use super::features::{Feature, Features};
 use super::perf::open_cpu_clock;
 use super::system::{monotonic_ns, now_ns, read_cpu_busy_ns, read_system};
 use crate::model::{
-    Baseline, CpuSample, Log2Hist, Losses, MigrationCount, RqSample, Sample, ThreadSample, Topology,
+    Baseline, CpuSample, Log2Hist, Losses, MigrationCount, RqSample, Sample, ThreadAttrs,
+    ThreadSample, Topology,
 };
 
 pub(super) mod skel {
@@ -263,6 +264,10 @@ impl BpfSource {
                 // one started since began from zero
                 baseline: new.then(Baseline::default),
                 exited: *is_exited,
+                // the exit path does not read it
+                attrs: ThreadAttrs {
+                    nice: (!*is_exited).then_some(s.nice as i8),
+                },
             });
         }
         self.last_drain_ns = mono_ns;

@@ -1,4 +1,5 @@
-//! Sources of Samples: BPF when it can load, /proc otherwise.
+//! Sources of Samples: BPF when it can load, /proc otherwise (`LiveSource`);
+//! the `Source` trait every mode reads through, and the one `sampler` loop.
 pub mod bpf;
 mod bpf_load;
 mod bpf_maps;
@@ -6,9 +7,10 @@ mod bpf_threads;
 mod exit_drainer;
 pub mod features;
 pub mod flight;
-pub mod flight_ring;
 pub mod perf;
 pub mod procfs;
+pub mod sampler;
+pub mod source;
 pub mod system;
 pub mod topology;
 
@@ -20,6 +22,7 @@ use crate::model::{HostInfo, Sample, SourceKind};
 use bpf::BpfSource;
 use features::{Feature, Features};
 use procfs::ProcfsReader;
+pub use source::{MemorySource, Seekable, Source};
 
 /// What the user asked for.
 #[derive(Clone, Debug)]
@@ -126,10 +129,7 @@ impl LiveSource {
 
     /// The cumulative state now.
     pub fn sample(&mut self) -> Result<Sample> {
-        match &mut self.inner {
-            Inner::Bpf(b) => b.drain(),
-            Inner::Procfs(p) => p.read(),
-        }
+        self.next_sample()
     }
 
     /// What this source measures here, feature by feature (the tracer is
@@ -164,6 +164,23 @@ impl LiveSource {
             Inner::Bpf(b) => Some(b),
             Inner::Procfs(_) => None,
         }
+    }
+}
+
+impl Source for LiveSource {
+    fn host(&self) -> &HostInfo {
+        &self.host
+    }
+
+    fn next_sample(&mut self) -> Result<Sample> {
+        match &mut self.inner {
+            Inner::Bpf(b) => b.drain(),
+            Inner::Procfs(p) => p.read(),
+        }
+    }
+
+    fn set_interval(&mut self, interval_ns: u64) {
+        self.host.interval_ns = interval_ns;
     }
 }
 

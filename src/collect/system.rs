@@ -59,6 +59,8 @@ pub fn read_cpu_busy_ns(proc_root: &Path) -> std::collections::HashMap<u32, u64>
     out
 }
 
+pub use crate::util::clock::{monotonic_ns, now_ns};
+
 pub fn hostname() -> String {
     fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
@@ -69,26 +71,6 @@ pub fn kernel_release() -> String {
     fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into())
-}
-
-/// (wall clock ns since the epoch, CLOCK_MONOTONIC ns): the monotonic clock
-/// is the one bpf_ktime_get_ns() uses.
-pub fn now_ns() -> (u64, u64) {
-    let wall = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    (wall, monotonic_ns())
-}
-
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec into the pointer we pass.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 #[cfg(test)]

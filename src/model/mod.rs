@@ -1,7 +1,11 @@
 //! The data contract: one `Sample` per interval, whatever the source.
+pub mod cpus;
 pub mod fasthash;
 pub mod flows;
 pub mod hist;
+pub mod interval;
+pub mod metrics;
+pub mod physics;
 pub mod rates;
 pub mod sample;
 

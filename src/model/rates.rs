@@ -34,6 +34,17 @@ impl ThreadInterval {
     }
 }
 
+/// Share of `interval_s` a CPU spent busy, in percent (at most 100: the
+/// kernel's tick accounting can overshoot an interval by a tick); 0 for an
+/// empty interval.
+pub fn busy_pct(busy_ns: u64, interval_s: f64) -> f64 {
+    if interval_s > 0.0 {
+        (busy_ns as f64 / 1e9 / interval_s * 100.0).min(100.0)
+    } else {
+        0.0
+    }
+}
+
 /// Difference of a cumulative counter of one thread (or CPU, or the
 /// system) between two Samples of the same stream. A new thread under a
 /// reused tid is told apart by its start time before this is called, so a

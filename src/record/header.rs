@@ -102,7 +102,7 @@ impl FileHeader {
             .ok()
             .filter(|h| h.format == FORMAT_NAME)
             .ok_or(());
-        super::fuzz::tally(super::fuzz::Decoder::Header, h).ok()
+        super::fuzz_tally::tally(super::fuzz_tally::Decoder::Header, h).ok()
     }
 }
 

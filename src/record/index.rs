@@ -62,7 +62,7 @@ pub fn encode(prev_index: Option<u64>, entries: &[Entry]) -> Vec<u8> {
 
 /// The previous index frame's offset and the entries.
 pub fn decode(payload: &[u8]) -> DResult<(Option<u64>, Vec<Entry>)> {
-    super::fuzz::tally(super::fuzz::Decoder::Index, decode_entries(payload))
+    super::fuzz_tally::tally(super::fuzz_tally::Decoder::Index, decode_entries(payload))
 }
 
 fn decode_entries(payload: &[u8]) -> DResult<(Option<u64>, Vec<Entry>)> {

@@ -7,30 +7,30 @@
 //! - `scan`: finding frames through the index or by walking, with resync;
 //! - `writer` / `reader`: the two ends; `storage`: positioned reads;
 //! - `timeexpr`: `--from/--to`, `--duration`, `--max-size` expressions;
-//! - `dump`: CSV / JSON export; `recorder`: the `record` command loop;
-//! - `cli`: the `record`, `dump` and `replay` subcommands;
-//! - `replay`: a recording as the UI's `Feed`;
-//! - `fuzz`: the fuzz target's body, shared with a stable-Rust test;
+//! - `recorder`: the `record` command (the sampler with a writer sink);
+//! - `source`: a recording as a seekable `Source`;
 //! - `testdata`: deterministic synthetic Samples (tests, benches, fixture).
-pub mod cli;
 pub mod codec;
+mod codec_attrs;
+mod codec_cpus;
 #[doc(hidden)]
 pub mod crafted;
-pub mod dump;
 pub mod format;
-pub mod fuzz;
+pub mod fuzz_tally;
 pub mod header;
 pub mod index;
 mod lockinfo;
 pub mod reader;
 pub mod recorder;
-pub mod replay;
 pub mod scan;
+pub mod source;
 pub mod storage;
+#[cfg(any(test, feature = "testdata"))]
 pub mod testdata;
 pub mod timeexpr;
 pub mod varint;
 pub mod writer;
 
 pub use reader::Reader;
+pub use source::RecordingSource;
 pub use writer::{OpenMode, WriteOptions, Writer, Written};

@@ -1,35 +1,16 @@
-//! `schedtop record`: headless, suitable for a systemd unit. Takes a Sample
-//! every interval at absolute deadlines and appends it to the recording;
-//! stops on SIGINT/SIGTERM, after `--duration` or at `--max-size`, writing
-//! the closing index. SIGKILL loses nothing already written (writer.rs).
+//! `schedtop record`: headless, suitable for a systemd unit. The sampler
+//! takes a Sample every interval at absolute deadlines; this is its sink,
+//! appending each to the recording. Stops on SIGINT/SIGTERM/SIGHUP, after
+//! `--duration` or at `--max-size`, writing the closing index. SIGKILL
+//! loses nothing already written (writer.rs).
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use anyhow::Result;
 
 use super::writer::{OpenMode, WriteOptions, Writer, Written};
-use crate::collect::system::monotonic_ns;
-use crate::collect::{LiveOptions, LiveSource};
-
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
-
-fn install_stop_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the handler only stores to an atomic (async-signal-safe);
-        // the sigaction struct is zeroed plain data.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
-    }
-}
+use crate::collect::sampler::{self, Flow, Limits, Taken};
+use crate::collect::{LiveOptions, LiveSource, Source};
+use crate::util::signals;
 
 pub struct RecordOptions {
     pub live: LiveOptions,
@@ -47,51 +28,46 @@ pub fn run(path: &Path, o: &RecordOptions) -> Result<()> {
     }
     let mut w = Writer::open(
         path,
-        source.host(),
+        Source::host(&source),
         WriteOptions {
             mode: o.mode,
             max_size: o.max_size,
             ..Default::default()
         },
     )?;
-    install_stop_handlers();
+    signals::stop_on(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP]);
     eprintln!(
         "schedtop: recording to {} every {} s ({} source)",
         path.display(),
         o.live.interval_ns as f64 / 1e9,
         source.host().source.as_str()
     );
-    let start = monotonic_ns();
-    let mut deadline = start;
     let mut samples = 0u64;
-    let why = loop {
-        let s = source.sample()?;
-        if w.write_sample(&s)? == Written::Full {
-            break "reached --max-size";
-        }
-        samples += 1;
-        deadline += o.live.interval_ns;
-        // after a stall (SIGSTOP, a starved CPU) skip the missed ticks
-        // instead of taking a burst of Samples milliseconds apart
-        let now = monotonic_ns();
-        while deadline <= now {
-            deadline += o.live.interval_ns;
-        }
-        if o.duration_ns.is_some_and(|d| deadline - start > d) {
-            break "--duration reached";
-        }
-        // absolute deadlines: the interval does not drift by the time a
-        // drain takes; wake every 100 ms to notice a stop request
-        loop {
-            let now = monotonic_ns();
-            if STOP.load(Ordering::SeqCst) || now >= deadline {
-                break;
+    let limits = Limits {
+        duration_ns: o.duration_ns,
+        ..Default::default()
+    };
+    let why = sampler::run(
+        &mut source,
+        o.live.interval_ns,
+        limits,
+        sampler::sleep_until(signals::stop_requested),
+        |_, taken| {
+            let s = match taken {
+                Taken::Sample(s) => s,
+                Taken::Error(e) => return Err(e),
+                Taken::Panicked(p) => anyhow::bail!("the collector panicked: {p}"),
+            };
+            if w.write_sample(&s)? == Written::Full {
+                return Ok(Flow::Stop("reached --max-size"));
             }
-            std::thread::sleep(Duration::from_nanos((deadline - now).min(100_000_000)));
-        }
-        if STOP.load(Ordering::SeqCst) {
-            break "stopped by signal";
-        }
+            samples += 1;
+            Ok(Flow::Continue)
+        },
+    );
+    let why = match why? {
+        "stopped" => "stopped by signal",
+        other => other,
     };
     let size = w.size();
     w.finish()?;

@@ -68,4 +68,8 @@ pub enum Effect {
     Screenshot,
     /// ask the flight recorder for a trace file (flight_key.rs)
     WriteFlight,
+    /// a replay move, for the session that holds the recording (replay.rs)
+    Replay(super::replay::ReplayAction),
+    /// start or stop the recording sink (recording.rs)
+    ToggleRecord,
 }

@@ -1,7 +1,10 @@
 //! `AppState`: everything the screen shows. Keys (`apply`) and Samples
 //! (`push_sample`) change it; `render` only reads it. Derived rows are
-//! recomputed here, when the inputs change, never while drawing.
+//! recomputed here, when the inputs change, never while drawing. It does
+//! no I/O and holds no reader or writer: a replay's recording and the `R`
+//! recording belong to the `Session` (session.rs).
 use std::collections::VecDeque;
+use std::path::PathBuf;
 
 use crate::model::fasthash::{IdMap, IdSet};
 
@@ -9,10 +12,10 @@ use crate::model::{HostInfo, Log2Hist, Sample};
 
 use super::action::{Action, Effect};
 use super::columns::{self, Column};
-use super::cpus::{self, CpuHistory, CpuView};
 use super::layout;
-use super::rows::{self, Derived, Row, RowKey, SystemRates};
 use super::status::Status;
+use crate::model::cpus::{self, CpuHistory, CpuView};
+use crate::model::interval::{self as rows, Derived, Row, RowKey, SystemRates};
 
 /// What the body shows: a table (threads, processes) or the CPU (`c`) or
 /// NUMA (`n`) view.
@@ -46,6 +49,15 @@ pub enum Mode {
 pub enum HistScope {
     Interval,
     SinceStart,
+}
+
+/// What the header shows of a recording in progress (`R`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordingInfo {
+    pub path: PathBuf,
+    /// bytes in the file
+    pub size: u64,
+    pub samples: u64,
 }
 
 /// Full Samples kept (rates need the last two; the rest is slack for
@@ -111,10 +123,10 @@ pub struct AppState {
     pub error: Option<String>,
     /// a message on the bottom line ("saved …") until the next key
     pub status: Option<Status>,
-    /// replay mode: the recording and its cursor (replay.rs)
+    /// replay mode: the cursor in the recording (replay.rs)
     pub replay: Option<super::replay::Replay>,
-    /// live mode: the recording `R` started (recording.rs)
-    pub recording: Option<super::recording::Recording>,
+    /// live mode: the recording `R` started, as the header shows it
+    pub recording: Option<RecordingInfo>,
     // ---- derived ----
     pub derived: Derived,
     /// the current view's rows, filtered and sorted
@@ -190,8 +202,6 @@ impl AppState {
     /// A new Sample from the feed. While paused it waits (the screen stays
     /// as it was); otherwise it becomes the current one.
     pub fn push_sample(&mut self, s: Sample) {
-        // recorded as it arrives, paused or not
-        super::recording::on_sample(self, &s);
         if self.paused {
             if self.pending.len() >= PENDING_CAP {
                 self.pending.pop_front();
@@ -285,7 +295,8 @@ impl AppState {
             .cloned()
             .collect();
         let (sort, desc) = (self.sort, self.descending());
-        rows.sort_by(|a, b| sort.compare(a, b, desc));
+        let metric = sort.metric();
+        rows.sort_by(|a, b| columns::compare_by(metric, a, b, desc));
         self.rows = rows;
         if keep_key {
             if let Some(i) = self
@@ -434,8 +445,8 @@ impl AppState {
         match a {
             Action::Screenshot => return Effect::Screenshot,
             Action::WriteFlight => return Effect::WriteFlight,
-            Action::Replay(r) => super::replay::apply(self, r),
-            Action::ToggleRecord => super::recording::toggle(self),
+            Action::Replay(r) => return Effect::Replay(r),
+            Action::ToggleRecord => return Effect::ToggleRecord,
             Action::Quit => return Effect::Quit,
             Action::ToggleHelp => {
                 self.help = !self.help;

@@ -1,15 +1,15 @@
 //! Where the UI's Samples come from. `Feed` is what the event loop needs;
 //! `LiveFeed` samples this machine on a collector thread. A replay feed
 //! (a recording) goes next to it.
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 
-use crate::collect::system::monotonic_ns;
+use crate::collect::sampler::{self, Flow, Limits, Taken, Wake};
 use crate::collect::{LiveOptions, LiveSource};
 use crate::model::{HostInfo, Sample};
+use crate::util::clock::monotonic_ns;
 
 #[derive(Debug)]
 pub enum FeedEvent {
@@ -23,6 +23,30 @@ pub trait Feed {
     /// The next event if one is ready; never blocks.
     fn poll(&mut self) -> Option<FeedEvent>;
     fn set_interval(&mut self, interval_ns: u64);
+}
+
+/// A feed that never delivers: a replay moves through its recording
+/// itself (the session drives the seekable source).
+pub struct NoFeed {
+    host: HostInfo,
+}
+
+impl NoFeed {
+    pub fn new(host: HostInfo) -> NoFeed {
+        NoFeed { host }
+    }
+}
+
+impl Feed for NoFeed {
+    fn host(&self) -> &HostInfo {
+        &self.host
+    }
+
+    fn poll(&mut self) -> Option<FeedEvent> {
+        None
+    }
+
+    fn set_interval(&mut self, _interval_ns: u64) {}
 }
 
 enum Control {
@@ -92,15 +116,9 @@ impl Feed for LiveFeed {
     }
 }
 
-fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
-
-/// The collector thread: sample, send, sleep until the next deadline (or
-/// an interval change), until the UI goes away.
+/// The collector thread: the sampler's loop with a sink that sends each
+/// Sample (or error) to the UI, woken early by an interval change, until
+/// the UI goes away.
 fn collect(
     opts: LiveOptions,
     host_tx: SyncSender<std::result::Result<HostInfo, String>>,
@@ -117,38 +135,39 @@ fn collect(
     if host_tx.send(Ok(source.host().clone())).is_err() {
         return;
     }
-    let mut interval = opts.interval_ns.max(1);
-    loop {
-        let started = monotonic_ns();
-        let ev = match catch_unwind(AssertUnwindSafe(|| source.sample())) {
-            Ok(Ok(s)) => FeedEvent::Sample(s),
-            Ok(Err(e)) => FeedEvent::Error(format!("{e:#}")),
-            Err(p) => {
-                let _ = tx.send(FeedEvent::Error(format!(
-                    "the collector panicked: {}",
-                    panic_text(p.as_ref())
-                )));
-                return;
-            }
-        };
-        if tx.send(ev).is_err() {
-            return;
+    let wait = |deadline: u64| {
+        let now = monotonic_ns();
+        if now >= deadline {
+            return Wake::Deadline;
         }
-        let mut deadline = started + interval;
-        loop {
-            let now = monotonic_ns();
-            if now >= deadline {
-                break;
-            }
-            match control.recv_timeout(Duration::from_nanos(deadline - now)) {
-                Ok(Control::Interval(ns)) => {
-                    interval = ns.max(1);
-                    source.set_interval(interval);
-                    deadline = started + interval;
-                }
-                Err(RecvTimeoutError::Timeout) => break,
-                Err(RecvTimeoutError::Disconnected) => return,
-            }
+        match control.recv_timeout(Duration::from_nanos(deadline - now)) {
+            Ok(Control::Interval(ns)) => Wake::Interval(ns),
+            Err(RecvTimeoutError::Timeout) => Wake::Deadline,
+            Err(RecvTimeoutError::Disconnected) => Wake::Stop,
         }
-    }
+    };
+    let _ = sampler::run(
+        &mut source,
+        opts.interval_ns,
+        Limits::default(),
+        wait,
+        |_, taken| {
+            let (ev, last) = match taken {
+                Taken::Sample(s) => (FeedEvent::Sample(s), false),
+                Taken::Error(e) => (FeedEvent::Error(format!("{e:#}")), false),
+                Taken::Panicked(p) => (
+                    FeedEvent::Error(format!("the collector panicked: {p}")),
+                    true,
+                ),
+            };
+            if tx.send(ev).is_err() {
+                return Ok(Flow::Stop("the UI went away"));
+            }
+            Ok(if last {
+                Flow::Stop("panicked")
+            } else {
+                Flow::Continue
+            })
+        },
+    );
 }

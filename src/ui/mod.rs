@@ -4,8 +4,8 @@
 pub mod action;
 pub mod app;
 pub mod columns;
-pub mod cpus;
 pub mod feed;
+#[cfg(any(test, feature = "testdata"))]
 pub mod fixtures;
 pub mod flight_key;
 pub mod format;
@@ -14,9 +14,9 @@ pub mod layout;
 pub mod recording;
 pub mod render;
 pub mod replay;
-pub mod rows;
 pub mod run;
 pub mod screenshot_key;
+pub mod session;
 pub mod status;
 pub mod suspend;
 pub mod terminal;
@@ -27,3 +27,4 @@ pub mod views;
 pub use app::{AppState, Mode, View};
 pub use render::{render, render_to_buffer};
 pub use run::run_live;
+pub use session::Session;

@@ -5,6 +5,9 @@
 //! `REC <file> <size>`. A write error (a full filesystem) stops the
 //! recording, not the UI: the status line says why, and the file ends at
 //! its last complete frame (the writer cuts a partial one off).
+//!
+//! The recording is a sink next to the app state (the `Session` fans each
+//! Sample out to both); the state only holds what the header shows.
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -12,7 +15,8 @@ use std::sync::{Arc, Mutex};
 use ratatui::style::Modifier;
 use ratatui::text::Span;
 
-use super::app::{AppState, Mode};
+use super::app::{AppState, Mode, RecordingInfo};
+use super::session::Session;
 use super::status::Status;
 use super::theme;
 use crate::model::Sample;
@@ -53,31 +57,10 @@ impl fmt::Debug for Recording {
 }
 
 /// `schedtop-HOST-YYYYMMDD-HHMMSS.schedtop` (UTC; the host name reduced
-/// to letters, digits, `.`, `_` and `-`).
+/// as for every artifact, util/names.rs).
 pub fn default_name(hostname: &str, time_ns: u64) -> String {
-    let mut host: String = hostname
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if host.is_empty() || host.starts_with('.') {
-        host.insert(0, 'h');
-    }
-    let secs = time_ns / 1_000_000_000;
-    let (y, m, d) = crate::export::json::civil_from_days((secs / 86_400) as i64);
-    let t = secs % 86_400;
-    format!(
-        "schedtop-{host}-{y:04}{m:02}{d:02}-{:02}{:02}{:02}.schedtop",
-        t / 3600,
-        t / 60 % 60,
-        t % 60
-    )
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(time_ns);
+    crate::util::names::file_name_ext(hostname, t, "schedtop")
 }
 
 /// An error as the user should read it: the OS's words without the
@@ -95,18 +78,33 @@ fn plain(e: &anyhow::Error) -> String {
 
 /// `R`: start recording into `dir` (the current directory from the key),
 /// or stop.
-pub fn toggle(app: &mut AppState) {
-    toggle_in(app, Path::new("."));
+pub fn toggle(s: &mut Session) {
+    toggle_in(s, Path::new("."));
 }
 
-pub fn toggle_in(app: &mut AppState, dir: &Path) {
+pub fn toggle_in(s: &mut Session, dir: &Path) {
+    let (app, slot) = s.recording_parts();
+    toggle_slot(app, slot, dir);
+    show(app, slot.as_ref());
+}
+
+/// What the header shows of `rec`.
+fn show(app: &mut AppState, rec: Option<&Recording>) {
+    app.recording = rec.map(|r| RecordingInfo {
+        path: r.path.clone(),
+        size: r.size,
+        samples: r.samples,
+    });
+}
+
+fn toggle_slot(app: &mut AppState, slot: &mut Option<Recording>, dir: &Path) {
     if app.mode != Mode::Live {
         app.status = Some(Status::error(
             "R records this machine live; a replay is already a recording",
         ));
         return;
     }
-    if let Some(rec) = app.recording.take() {
+    if let Some(rec) = slot.take() {
         let (size, n) = (rec.size, rec.samples);
         let path = rec.path.clone();
         drop(rec); // writes the closing index
@@ -133,9 +131,9 @@ pub fn toggle_in(app: &mut AppState, dir: &Path) {
             // the newest Sample at once: the file is useful from the start
             let newest = app.pending.back().or(app.history.back()).cloned();
             let err = newest.and_then(|s| rec.write(&s).err());
-            app.recording = Some(rec);
+            *slot = Some(rec);
             if let Some(e) = err {
-                stop_with(app, &e);
+                stop_with(app, slot, &e);
             }
         }
         Err(e) => {
@@ -168,19 +166,20 @@ impl Recording {
     }
 }
 
-fn stop_with(app: &mut AppState, e: &anyhow::Error) {
-    app.recording = None;
+fn stop_with(app: &mut AppState, slot: &mut Option<Recording>, e: &anyhow::Error) {
+    *slot = None;
     app.status = Some(Status::error(format!("recording stopped: {}", plain(e))));
 }
 
 /// A live Sample arrived (before pausing holds it back): write it.
-pub fn on_sample(app: &mut AppState, s: &Sample) {
-    let Some(rec) = app.recording.as_mut() else {
+pub fn on_sample(app: &mut AppState, slot: &mut Option<Recording>, s: &Sample) {
+    let Some(rec) = slot.as_mut() else {
         return;
     };
     if let Err(e) = rec.write(s) {
-        stop_with(app, &e);
+        stop_with(app, slot, &e);
     }
+    show(app, slot.as_ref());
 }
 
 /// `1.5K`, `12.3M`, `512B` (powers of 1024).

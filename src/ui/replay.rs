@@ -10,21 +10,21 @@
 //! of comparing counters across a restart. Stepping forward pushes one
 //! Sample, as live does; any other move reloads a short run of Samples
 //! before the cursor so the sparklines have a history.
-use std::fmt;
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
 
 use anyhow::{bail, Result};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::action::Action;
 use super::app::{AppState, Mode};
-use super::cpus::CpuHistory;
-use super::rows::Derived;
+use super::session::Session;
 use super::status::Status;
+use crate::collect::Seekable;
+use crate::model::cpus::CpuHistory;
+use crate::model::interval::Derived;
 use crate::model::{HostInfo, Sample};
 use crate::record::timeexpr::parse_time;
-use crate::record::Reader;
+use crate::record::{Reader, RecordingSource};
 
 /// Playback speeds `x` cycles through.
 pub const SPEEDS: [f64; 3] = [1.0, 10.0, 100.0];
@@ -62,10 +62,11 @@ pub enum ReplayAction {
     JumpCancel,
 }
 
-/// The recording and where the cursor is. Cloning shares the reader.
-#[derive(Clone)]
+/// Where the cursor is in the recording: state only. The recording itself
+/// (a `Seekable` source) is the event loop's (`Session`), which hands it to
+/// the functions below that read Samples.
+#[derive(Clone, Debug)]
 pub struct Replay {
-    reader: Arc<Mutex<Reader>>,
     /// the file's name, for the header
     pub name: String,
     pub len: usize,
@@ -83,40 +84,37 @@ pub struct Replay {
     first_of: Option<usize>,
 }
 
-impl fmt::Debug for Replay {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Replay")
-            .field("name", &self.name)
-            .field("len", &self.len)
-            .field("index", &self.index)
-            .field("playing", &self.playing)
-            .field("speed", &self.speed)
-            .field("prompt", &self.prompt)
-            .finish_non_exhaustive()
-    }
-}
-
-fn lock(r: &Mutex<Reader>) -> MutexGuard<'_, Reader> {
-    r.lock().unwrap_or_else(|e| e.into_inner())
+/// A recording opened for replay: the cursor state and the source.
+pub struct Recorded {
+    pub cursor: Replay,
+    pub source: Box<dyn Seekable + Send>,
 }
 
 impl Replay {
     /// Open a recording (with at least one Sample).
-    pub fn open(path: &Path) -> Result<Replay> {
+    pub fn open(path: &Path) -> Result<Recorded> {
         Replay::from_reader(Reader::open(path)?, path)
     }
 
-    pub fn from_reader(reader: Reader, path: &Path) -> Result<Replay> {
-        let (Some(first_ns), Some(last_ns)) = (reader.first_time(), reader.last_time()) else {
-            bail!("{}: the recording has no Samples", path.display());
+    pub fn from_reader(reader: Reader, path: &Path) -> Result<Recorded> {
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into(),
+        );
+        Replay::from_source(Box::new(RecordingSource::new(reader)), name)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
+
+    /// Any seekable source (a recording, fixtures) under `name`.
+    pub fn from_source(source: Box<dyn Seekable + Send>, name: String) -> Result<Recorded> {
+        let n = source.len();
+        let times = (0..n).filter_map(|i| source.time_of(i));
+        let (Some(first_ns), Some(last_ns)) = (times.clone().min(), times.max()) else {
+            bail!("the recording has no Samples");
         };
-        Ok(Replay {
-            len: reader.len(),
-            reader: Arc::new(Mutex::new(reader)),
-            name: path.file_name().map_or_else(
-                || path.display().to_string(),
-                |n| n.to_string_lossy().into(),
-            ),
+        let cursor = Replay {
+            len: n,
+            name,
             first_ns,
             last_ns,
             index: None,
@@ -125,24 +123,14 @@ impl Replay {
             prompt: None,
             due_ns: None,
             first_of: None,
-        })
-    }
-
-    /// Host of the segment Sample `i` belongs to.
-    pub fn host_of(&self, i: usize) -> HostInfo {
-        lock(&self.reader).host_of(i).clone()
-    }
-
-    /// Wall-clock time of Sample `i`.
-    pub fn time_of(&self, i: usize) -> Option<u64> {
-        lock(&self.reader).time_of(i)
+        };
+        Ok(Recorded { cursor, source })
     }
 
     /// The Sample a time expression means (the one whose interval holds
     /// that moment), or a one-line error.
-    pub fn resolve(&self, expr: &str) -> Result<usize, String> {
+    pub fn resolve(&self, r: &dyn Seekable, expr: &str) -> Result<usize, String> {
         let t = parse_time(expr)?.resolve(self.first_ns, self.last_ns);
-        let r = lock(&self.reader);
         if t > self.last_ns {
             return Err(format!(
                 "{} is after the end of the recording ({} UTC)",
@@ -166,21 +154,22 @@ impl Replay {
 /// `ns` since the epoch as `2026-11-21 23:15:00` (UTC).
 pub fn datetime_utc(ns: u64) -> String {
     let secs = ns / 1_000_000_000;
-    let (y, m, d) = crate::export::json::civil_from_days((secs / 86_400) as i64);
+    let (y, m, d) = crate::util::clock::civil_from_days((secs / 86_400) as i64);
     format!("{y:04}-{m:02}-{d:02} {}", super::format::clock_utc(ns))
 }
 
-/// A replay app: the recording's first host, positioned at `start`,
+/// A replay session: the recording's host at `start`, positioned there,
 /// playing or not.
-pub fn app(replay: Replay, start: usize, playing: bool) -> AppState {
-    let start = start.min(replay.len.saturating_sub(1));
-    let mut app = AppState::new(replay.host_of(start), Mode::Replay);
-    app.replay = Some(replay);
-    seek(&mut app, start);
+pub fn app(rec: Recorded, start: usize, playing: bool) -> Session {
+    let Recorded { cursor, mut source } = rec;
+    let start = start.min(cursor.len.saturating_sub(1));
+    let mut app = AppState::new(source.host_of(start), Mode::Replay);
+    app.replay = Some(cursor);
+    seek(&mut app, source.as_mut(), start);
     if let Some(r) = &mut app.replay {
         r.playing = playing;
     }
-    app
+    Session::replay(app, source)
 }
 
 /// Replay keys (None: not a replay, or a key replay leaves to the rest).
@@ -233,8 +222,9 @@ fn say(app: &mut AppState, s: Status) {
     app.status = Some(s);
 }
 
-/// Apply a replay action to the app (nothing outside a replay).
-pub fn apply(app: &mut AppState, a: ReplayAction) {
+/// Apply a replay action to the app (nothing outside a replay), reading
+/// the recording `src`.
+pub fn apply(app: &mut AppState, src: &mut dyn Seekable, a: ReplayAction) {
     let Some(r) = app.replay.as_mut() else {
         return;
     };
@@ -246,7 +236,7 @@ pub fn apply(app: &mut AppState, a: ReplayAction) {
             r.due_ns = None;
             if r.playing && index + 1 >= len {
                 // at the end: play from the start again
-                seek(app, 0);
+                seek(app, src, 0);
             }
         }
         ReplayAction::StepForward => {
@@ -254,7 +244,7 @@ pub fn apply(app: &mut AppState, a: ReplayAction) {
             if index + 1 >= len {
                 say(app, Status::info("end of the recording"));
             } else {
-                step_forward(app);
+                step_forward(app, src);
             }
         }
         ReplayAction::StepBack => {
@@ -262,11 +252,11 @@ pub fn apply(app: &mut AppState, a: ReplayAction) {
             if index == 0 {
                 say(app, Status::info("start of the recording"));
             } else {
-                seek(app, index - 1);
+                seek(app, src, index - 1);
             }
         }
-        ReplayAction::First => seek(app, 0),
-        ReplayAction::Last => seek(app, len.saturating_sub(1)),
+        ReplayAction::First => seek(app, src, 0),
+        ReplayAction::Last => seek(app, src, len.saturating_sub(1)),
         ReplayAction::CycleSpeed => {
             let i = SPEEDS.iter().position(|&s| s == r.speed);
             r.speed = SPEEDS[i.map_or(0, |i| (i + 1) % SPEEDS.len())];
@@ -310,10 +300,10 @@ pub fn apply(app: &mut AppState, a: ReplayAction) {
             if text.trim().is_empty() {
                 return;
             }
-            match r.resolve(&text) {
+            match r.resolve(src, &text) {
                 Ok(i) => {
                     r.due_ns = None;
-                    seek(app, i);
+                    seek(app, src, i);
                 }
                 Err(e) => say(app, Status::error(e)),
             }
@@ -321,9 +311,14 @@ pub fn apply(app: &mut AppState, a: ReplayAction) {
     }
 }
 
-/// Time passes: while playing, move the cursor to the Sample due at
-/// `now_ns` (monotonic). True when the screen changed.
-pub fn tick(app: &mut AppState, now_ns: u64) -> bool {
+/// Time passes: while playing, move the session's cursor to the Sample due
+/// at `now_ns` (monotonic). True when the screen changed.
+pub fn tick(s: &mut Session, now_ns: u64) -> bool {
+    s.tick(now_ns)
+}
+
+/// `tick` on the state and the recording it shows.
+pub fn advance(app: &mut AppState, src: &mut dyn Seekable, now_ns: u64) -> bool {
     let Some(r) = app.replay.as_mut() else {
         return false;
     };
@@ -332,7 +327,7 @@ pub fn tick(app: &mut AppState, now_ns: u64) -> bool {
     }
     let speed = r.speed;
     let Some(mut due) = r.due_ns else {
-        let gap = gap_after(r, r.index.unwrap_or(0), speed);
+        let gap = gap_after(src, r.index.unwrap_or(0), speed);
         r.due_ns = Some(now_ns + gap);
         return false;
     };
@@ -355,23 +350,19 @@ pub fn tick(app: &mut AppState, now_ns: u64) -> bool {
             // far behind (x100 on a short interval): jump to where the
             // clock says playback is
             let behind = ((now_ns - due) as f64 * speed) as u64;
-            let t = r.time_of(i).unwrap_or(0).saturating_add(behind);
-            let target = lock(&r.reader)
-                .index_at_time(t)
-                .unwrap_or(i)
-                .max(i + 1)
-                .min(r.len - 1);
-            seek(app, target);
+            let t = src.time_of(i).unwrap_or(0).saturating_add(behind);
+            let target = src.index_at_time(t).unwrap_or(i).max(i + 1).min(r.len - 1);
+            seek(app, src, target);
             due = now_ns;
         } else {
-            step_forward(app);
+            step_forward(app, src);
             steps += 1;
         }
         changed = true;
         let Some(r) = app.replay.as_ref() else {
             return changed;
         };
-        due += gap_after(r, r.index.unwrap_or(0), speed).max(1);
+        due += gap_after(src, r.index.unwrap_or(0), speed).max(1);
     }
     if let Some(r) = app.replay.as_mut() {
         r.due_ns = Some(due);
@@ -380,8 +371,7 @@ pub fn tick(app: &mut AppState, now_ns: u64) -> bool {
 }
 
 /// Monotonic ns until the Sample after `i` is due at `speed`.
-fn gap_after(r: &Replay, i: usize, speed: f64) -> u64 {
-    let rd = lock(&r.reader);
+fn gap_after(rd: &dyn Seekable, i: usize, speed: f64) -> u64 {
     match (rd.time_of(i), rd.time_of(i + 1)) {
         (Some(a), Some(b)) => (b.saturating_sub(a).min(MAX_GAP_NS) as f64 / speed) as u64,
         _ => 0,
@@ -390,26 +380,23 @@ fn gap_after(r: &Replay, i: usize, speed: f64) -> u64 {
 
 /// One Sample forward: pushed onto the state like live pushes it when it
 /// follows the one on screen, else a full load.
-fn step_forward(app: &mut AppState) {
+fn step_forward(app: &mut AppState, src: &mut dyn Seekable) {
     let Some(r) = app.replay.as_ref() else {
         return;
     };
     let Some(i) = r.index else {
-        seek(app, 0);
+        seek(app, src, 0);
         return;
     };
     let next = i + 1;
     if next >= r.len {
         return;
     }
-    let mut rd = lock(&r.reader);
-    if rd.prev_of(next) != Some(i) {
-        drop(rd);
-        seek(app, next);
+    if src.prev_of(next) != Some(i) {
+        seek(app, src, next);
         return;
     }
-    let s = rd.sample(next);
-    drop(rd);
+    let s = src.sample(next);
     match s {
         Ok(s) => {
             push(app, s);
@@ -420,7 +407,7 @@ fn step_forward(app: &mut AppState) {
         Err(e) => {
             // a damaged Sample: show the next one that reads
             say(app, Status::error(format!("{e:#}")));
-            seek(app, next);
+            seek(app, src, next);
         }
     }
 }
@@ -429,17 +416,16 @@ fn step_forward(app: &mut AppState) {
 /// Samples before it in its segment (fewer if one of them is damaged). A
 /// damaged Sample `i` moves on to the next that decodes; if none does, the
 /// state is left as it was and the status line says why.
-pub fn seek(app: &mut AppState, i: usize) {
+pub fn seek(app: &mut AppState, src: &mut dyn Seekable, i: usize) {
     let Some(r) = app.replay.as_ref() else {
         return;
     };
     let len = r.len;
     let mut err = None;
     let mut loaded = None;
-    let mut rd = lock(&r.reader);
     let kept = r.first_of.filter(|_| app.first.is_some());
     for target in i.min(len.saturating_sub(1))..len {
-        match load(&mut rd, target, kept) {
+        match load(src, target, kept) {
             Ok(l) => {
                 loaded = Some((target, l));
                 break;
@@ -453,14 +439,12 @@ pub fn seek(app: &mut AppState, i: usize) {
         }
     }
     let Some((target, l)) = loaded else {
-        drop(rd);
         if let Some(e) = err {
             say(app, Status::error(format!("{e:#}")));
         }
         return;
     };
-    let host = rd.host_of(target).clone();
-    drop(rd);
+    let host = src.host_of(target);
     if let Some(e) = err {
         say(app, Status::error(format!("{e:#}")));
     }
@@ -499,7 +483,7 @@ struct Loaded {
 
 /// Decode what `seek` needs for Sample `i`. `kept`: the segment start
 /// whose Sample the app holds as `first`.
-fn load(rd: &mut Reader, i: usize, kept: Option<usize>) -> Result<Loaded> {
+fn load(rd: &mut dyn Seekable, i: usize, kept: Option<usize>) -> Result<Loaded> {
     // back along the segment (index only, nothing decoded)
     let mut from = i;
     let mut seg_start = i;
@@ -556,28 +540,4 @@ fn push(app: &mut AppState, s: Sample) {
     // replay never pauses the app (space plays instead)
     app.paused = false;
     app.push_sample(s);
-}
-
-/// The event loop's feed in a replay: the app moves through the recording
-/// itself (`tick`, the keys), so nothing arrives from outside.
-pub struct IdleFeed {
-    host: HostInfo,
-}
-
-impl IdleFeed {
-    pub fn new(host: HostInfo) -> IdleFeed {
-        IdleFeed { host }
-    }
-}
-
-impl super::feed::Feed for IdleFeed {
-    fn host(&self) -> &HostInfo {
-        &self.host
-    }
-
-    fn poll(&mut self) -> Option<super::feed::FeedEvent> {
-        None
-    }
-
-    fn set_interval(&mut self, _interval_ns: u64) {}
 }

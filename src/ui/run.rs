@@ -4,13 +4,13 @@ use std::io::{self, IsTerminal};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
-use ratatui::backend::CrosstermBackend;
+use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::crossterm::event;
 use ratatui::Terminal;
 
 use crate::collect::flight::FlightOptions;
-use crate::collect::flight_ring::{self, FlightRecorder};
 use crate::collect::LiveOptions;
+use crate::export::flight_ring::{self, FlightRecorder};
 
 use super::action::{Action, Effect};
 use super::app::{AppState, Mode};
@@ -19,6 +19,7 @@ use super::flight_key::{self, FlightLink};
 use super::keys;
 use super::render::render;
 use super::screenshot_key::{self, ScreenshotConfig};
+use super::session::Session;
 use super::status;
 use super::terminal::{self, TerminalGuard};
 use super::tty;
@@ -65,7 +66,7 @@ pub fn run_live_flight(
         None => None,
     };
     let feed = LiveFeed::start(opts)?;
-    let app = AppState::new(feed.host().clone(), Mode::Live);
+    let app = Session::live(AppState::new(feed.host().clone(), Mode::Live));
     let mut link = recorder
         .as_ref()
         .map(|r| FlightLink::to(r, shots.dir.clone()));
@@ -76,18 +77,18 @@ pub fn run_live_flight(
 }
 
 /// Run the UI on `feed` until the user quits or a signal arrives.
-pub fn run(app: AppState, feed: impl Feed) -> Result<()> {
+pub fn run(app: Session, feed: impl Feed) -> Result<()> {
     run_with(app, feed, &ScreenshotConfig::default())
 }
 
 /// `run`, with the `s` key saving screenshots as `shots` says.
-pub fn run_with(app: AppState, feed: impl Feed, shots: &ScreenshotConfig) -> Result<()> {
+pub fn run_with(app: Session, feed: impl Feed, shots: &ScreenshotConfig) -> Result<()> {
     run_with_flight(app, feed, shots, None)
 }
 
 /// `run_with`, and the `W` key asking `flight` for a trace.
 pub fn run_with_flight(
-    mut app: AppState,
+    mut app: Session,
     mut feed: impl Feed,
     shots: &ScreenshotConfig,
     flight: Option<&mut FlightLink>,
@@ -107,14 +108,52 @@ pub fn run_with_flight(
     result
 }
 
+/// Where the event loop's input comes from: the terminal (crossterm), or a
+/// script in tests.
+pub trait EventSource {
+    /// Whether an event is ready within `timeout`.
+    fn poll(&mut self, timeout: Duration) -> io::Result<bool>;
+    fn read(&mut self) -> io::Result<event::Event>;
+}
+
+/// The terminal's own input.
+pub struct TerminalEvents;
+
+impl EventSource for TerminalEvents {
+    fn poll(&mut self, timeout: Duration) -> io::Result<bool> {
+        event::poll(timeout)
+    }
+
+    fn read(&mut self) -> io::Result<event::Event> {
+        event::read()
+    }
+}
+
 fn event_loop(
-    app: &mut AppState,
+    app: &mut Session,
     feed: &mut impl Feed,
     shots: &ScreenshotConfig,
-    mut flight: Option<&mut FlightLink>,
+    flight: Option<&mut FlightLink>,
 ) -> Result<()> {
     let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     tty::exit_on_hangup();
+    run_loop(&mut term, &mut TerminalEvents, app, feed, shots, flight)
+}
+
+/// The loop itself on any backend and event source (tests drive it with
+/// ratatui's TestBackend and scripted keys): until a key quits or a signal
+/// arrives.
+pub fn run_loop<B: Backend>(
+    term: &mut Terminal<B>,
+    events: &mut impl EventSource,
+    app: &mut Session,
+    feed: &mut impl Feed,
+    shots: &ScreenshotConfig,
+    mut flight: Option<&mut FlightLink>,
+) -> Result<()>
+where
+    B::Error: Send + Sync + 'static,
+{
     let size = term.size()?;
     app.apply(Action::Resize(size.width, size.height));
     let mut dirty = true;
@@ -150,13 +189,13 @@ fn event_loop(
         }
         // the flight recorder's answer to W
         if let Some(link) = flight.as_deref_mut() {
-            if flight_key::poll(app, link) {
+            if flight_key::poll(&mut app.app, link) {
                 status_since = Some(Instant::now());
                 dirty = true;
             }
         }
         // replay: playback moves the cursor as time passes
-        if super::replay::tick(app, crate::collect::system::monotonic_ns()) {
+        if app.tick(crate::util::clock::monotonic_ns()) {
             dirty = true;
         }
         let since = last_draw.map(|t| t.elapsed());
@@ -172,11 +211,11 @@ fn event_loop(
             (true, Some(s)) => FRAME.saturating_sub(s).min(TICK),
             _ => TICK,
         };
-        if !event::poll(timeout)? {
+        if !events.poll(timeout)? {
             continue;
         }
         loop {
-            let ev = event::read()?;
+            let ev = events.read()?;
             if super::suspend::note_key(&ev) {
                 break; // suspended at the top of the loop
             }
@@ -185,22 +224,23 @@ fn event_loop(
                     Effect::Quit => return Ok(()),
                     Effect::SetInterval(ns) => feed.set_interval(ns),
                     Effect::Screenshot => {
-                        screenshot_key::take(app, shots, std::time::SystemTime::now());
+                        screenshot_key::take(&mut app.app, shots, std::time::SystemTime::now());
                         status_since = Some(Instant::now());
                     }
                     Effect::WriteFlight => {
                         flight_key::request(
-                            app,
+                            &mut app.app,
                             flight.as_deref_mut(),
                             std::time::SystemTime::now(),
                         );
                         status_since = Some(Instant::now());
                     }
-                    Effect::None => {}
+                    // the session handled these
+                    Effect::None | Effect::Replay(_) | Effect::ToggleRecord => {}
                 }
                 dirty = true;
             }
-            if !event::poll(Duration::ZERO)? {
+            if !events.poll(Duration::ZERO)? {
                 break;
             }
         }

@@ -4,6 +4,7 @@
 
 pub mod perfetto;
 pub mod skip;
+pub mod tmux;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};

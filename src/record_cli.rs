@@ -1,16 +1,17 @@
-//! The `record` and `dump` subcommands: arguments to options, one-line
+//! The `record`, `dump` and `replay` subcommands (the shell: it builds the
+//! source and the sinks and runs the mode): arguments to options, one-line
 //! errors, the closing messages.
 use std::io::Write;
 
 use anyhow::{bail, Result};
 
-use super::dump::{dump as run_dump, DumpOptions, Format};
-use super::reader::Reader;
-use super::recorder::{self, RecordOptions};
-use super::timeexpr::{parse_duration, parse_size, parse_time};
-use super::writer::OpenMode;
 use crate::cli::{DumpArgs, RecordArgs, ReplayArgs};
 use crate::collect::LiveOptions;
+use crate::export::dump::{dump as run_dump, DumpOptions, Format};
+use crate::record::reader::Reader;
+use crate::record::recorder::{self, RecordOptions};
+use crate::record::timeexpr::{parse_duration, parse_size, parse_time};
+use crate::record::writer::OpenMode;
 
 pub fn record(a: &RecordArgs) -> Result<()> {
     for &pid in &a.live.pids {
@@ -141,16 +142,19 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
         &a.screenshot.screenshot_dir,
     )?;
     let mut rp = crate::ui::replay::Replay::from_reader(r, &a.file)?;
-    rp.speed = speed;
+    rp.cursor.speed = speed;
     // --at: there and paused; otherwise playing from --from or the start
     let (start, playing) = match &a.at {
         Some(at) => (
-            rp.resolve(at).map_err(|e| anyhow::anyhow!("--at: {e}"))?,
+            rp.cursor
+                .resolve(rp.source.as_ref(), at)
+                .map_err(|e| anyhow::anyhow!("--at: {e}"))?,
             false,
         ),
         None => (start, true),
     };
-    let app = crate::ui::replay::app(rp, start, playing);
-    let feed = crate::ui::replay::IdleFeed::new(app.host.clone());
-    crate::ui::run::run_with(app, feed, &shots)
+    let session = crate::ui::replay::app(rp, start, playing);
+    // the session moves through the recording itself: no feed
+    let feed = crate::ui::feed::NoFeed::new(session.host.clone());
+    crate::ui::run::run_with(session, feed, &shots)
 }

@@ -1,9 +1,11 @@
-//! Table rows derived from two neighbouring Samples with `model::rates`:
-//! one row per thread, and per process the sum of its threads.
+//! The interval between two neighbouring Samples, derived once with
+//! `model::rates`: one row per thread, and per process the sum of its
+//! threads, plus system figures. The views, `--batch`/`dump` JSON and CSV
+//! all read these rows (through the metric table, metrics.rs).
 use std::collections::BTreeMap;
 
 use crate::model::rates::{counter_delta, elapsed_s, intervals, ThreadInterval};
-use crate::model::{Log2Hist, Sample};
+use crate::model::{Log2Hist, Sample, ThreadAttrs};
 
 /// What a row stands for, stable across Samples (a reused tid is a new thread).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -28,6 +30,15 @@ pub struct Row {
     /// threads in the row (1 for a thread)
     pub threads: u32,
     pub exited: bool,
+    /// cumulative switch counts (summed over a process's threads)
+    pub voluntary: u64,
+    pub involuntary: u64,
+    /// the interval's on-CPU and run-queue wait time, migrations (None while
+    /// unknown, or where the source cannot see them)
+    pub oncpu_ns: Option<u64>,
+    pub wait_ns: Option<u64>,
+    pub migrations: Option<u64>,
+    pub cross_node_migrations: Option<u64>,
     pub vcsw_s: Option<f64>,
     pub nvcsw_s: Option<f64>,
     pub cpu_pct: Option<f64>,
@@ -40,6 +51,8 @@ pub struct Row {
     /// the interval's histograms (None where the source has none)
     pub slice_hist: Option<Log2Hist>,
     pub wait_hist: Option<Log2Hist>,
+    /// the thread's settings (a process: its main thread's)
+    pub attrs: ThreadAttrs,
 }
 
 impl Row {
@@ -58,6 +71,9 @@ pub struct SystemRates {
     /// the threads' own voluntary / involuntary counters summed (idle excluded)
     pub voluntary_s: f64,
     pub involuntary_s: f64,
+    /// thread counters or histogram slots that went down this interval (a
+    /// wrapped or glitched counter), counted as no change
+    pub counter_anomalies: u64,
 }
 
 /// Sums of one interval, before dividing by its length.
@@ -66,6 +82,7 @@ struct Totals {
     voluntary: u64,
     involuntary: u64,
     oncpu_ns: u64,
+    wait_ns: u64,
     migrations: Option<u64>,
     cross_node_migrations: Option<u64>,
     slice_hist: Option<Log2Hist>,
@@ -78,6 +95,7 @@ impl Totals {
             voluntary: i.voluntary,
             involuntary: i.involuntary,
             oncpu_ns: i.oncpu_ns,
+            wait_ns: i.wait_ns,
             migrations: i.migrations,
             cross_node_migrations: i.cross_node_migrations,
             slice_hist: i.slice_hist.clone(),
@@ -89,6 +107,7 @@ impl Totals {
         self.voluntary += o.voluntary;
         self.involuntary += o.involuntary;
         self.oncpu_ns += o.oncpu_ns;
+        self.wait_ns += o.wait_ns;
         if let Some(m) = o.migrations {
             self.migrations = Some(self.migrations.unwrap_or(0) + m);
         }
@@ -109,6 +128,10 @@ fn merge_hist(into: &mut Option<Log2Hist>, from: &Option<Log2Hist>) {
 /// The figures of a row from its interval totals.
 fn fill(row: &mut Row, t: Option<&Totals>, dt: f64) {
     let Some(t) = t else { return };
+    row.oncpu_ns = Some(t.oncpu_ns);
+    row.wait_ns = Some(t.wait_ns);
+    row.migrations = t.migrations;
+    row.cross_node_migrations = t.cross_node_migrations;
     row.vcsw_s = Some(ThreadInterval::per_s(t.voluntary, dt));
     row.nvcsw_s = Some(ThreadInterval::per_s(t.involuntary, dt));
     row.cpu_pct = (dt > 0.0).then(|| t.oncpu_ns as f64 / 1e9 / dt * 100.0);
@@ -141,6 +164,12 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         cpu: None,
         threads: 1,
         exited: false,
+        voluntary: 0,
+        involuntary: 0,
+        oncpu_ns: None,
+        wait_ns: None,
+        migrations: None,
+        cross_node_migrations: None,
         vcsw_s: None,
         nvcsw_s: None,
         cpu_pct: None,
@@ -151,6 +180,7 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         xnode_s: None,
         slice_hist: None,
         wait_hist: None,
+        attrs: ThreadAttrs::default(),
     }
 }
 
@@ -178,6 +208,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
     };
     for (t, iv) in intervals(prev, cur) {
         let totals = iv.as_ref().map(Totals::from_interval);
+        system.counter_anomalies += iv.as_ref().map_or(0, |i| u64::from(i.anomalies));
         let mut row = empty_row(
             RowKey::Thread {
                 tid: t.tid,
@@ -190,6 +221,9 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         row.process_comm = t.process_comm.clone();
         row.cpu = Some(t.cpu);
         row.exited = t.exited;
+        row.attrs = t.attrs;
+        row.voluntary = t.voluntary;
+        row.involuntary = t.involuntary;
         fill(&mut row, totals.as_ref(), dt);
         if let Some(tt) = &totals {
             system.voluntary_s += ThreadInterval::per_s(tt.voluntary, dt);
@@ -204,6 +238,8 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         });
         p.threads += 1;
         p.exited &= t.exited;
+        p.voluntary += t.voluntary;
+        p.involuntary += t.involuntary;
         if p.comm.is_empty() || t.tid == t.pid {
             p.comm = if t.process_comm.is_empty() {
                 t.comm.clone()
@@ -211,6 +247,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
                 t.process_comm.clone()
             };
             p.process_comm = p.comm.clone();
+            p.attrs = t.attrs;
         }
         if let Some(tt) = &totals {
             ptot.get_or_insert_with(Totals::default).add(tt);

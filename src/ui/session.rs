@@ -1,0 +1,91 @@
+//! The UI's shell around `AppState`: what the event loop owns besides the
+//! state. Each Sample fans out here to the sinks (the `R` recording) and
+//! to the state, side by side; a replay's recording is a seekable source
+//! this drives (the state holds only the cursor). `AppState` itself does
+//! no I/O. A `Session` reads as its `AppState` (Deref) for rendering.
+use std::ops::{Deref, DerefMut};
+
+use super::action::{Action, Effect};
+use super::app::AppState;
+use super::recording::{self, Recording};
+use super::replay;
+use crate::collect::Seekable;
+use crate::model::Sample;
+
+pub struct Session {
+    pub app: AppState,
+    /// live: the recording `R` started (a sink next to the state)
+    pub recording: Option<Recording>,
+    /// replay: the recording the cursor moves through
+    replay_source: Option<Box<dyn Seekable + Send>>,
+}
+
+impl Session {
+    /// A live session (no recording yet).
+    pub fn live(app: AppState) -> Session {
+        Session {
+            app,
+            recording: None,
+            replay_source: None,
+        }
+    }
+
+    /// A replay of `source`; `app.replay` holds the cursor.
+    pub fn replay(app: AppState, source: Box<dyn Seekable + Send>) -> Session {
+        Session {
+            app,
+            recording: None,
+            replay_source: Some(source),
+        }
+    }
+
+    /// A Sample from the feed: to the recording, then to the state.
+    pub fn push_sample(&mut self, s: Sample) {
+        // recorded as it arrives, paused or not
+        recording::on_sample(&mut self.app, &mut self.recording, &s);
+        self.app.push_sample(s);
+    }
+
+    /// Apply one user action; what the state cannot do alone (replay
+    /// moves, recording) happens here, and the rest goes to the loop.
+    pub fn apply(&mut self, a: Action) -> Effect {
+        match self.app.apply(a) {
+            Effect::Replay(r) => {
+                if let Some(src) = self.replay_source.as_deref_mut() {
+                    replay::apply(&mut self.app, src, r);
+                }
+                Effect::None
+            }
+            Effect::ToggleRecord => {
+                recording::toggle(self);
+                Effect::None
+            }
+            e => e,
+        }
+    }
+
+    /// Time passes (replay playback). True when the screen changed.
+    pub fn tick(&mut self, now_ns: u64) -> bool {
+        match self.replay_source.as_deref_mut() {
+            Some(src) => replay::advance(&mut self.app, src, now_ns),
+            None => false,
+        }
+    }
+
+    pub(super) fn recording_parts(&mut self) -> (&mut AppState, &mut Option<Recording>) {
+        (&mut self.app, &mut self.recording)
+    }
+}
+
+impl Deref for Session {
+    type Target = AppState;
+    fn deref(&self) -> &AppState {
+        &self.app
+    }
+}
+
+impl DerefMut for Session {
+    fn deref_mut(&mut self) -> &mut AppState {
+        &mut self.app
+    }
+}
