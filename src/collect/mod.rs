@@ -1,5 +1,7 @@
 //! Sources of Samples: BPF when it can load, /proc otherwise.
 pub mod bpf;
+pub mod cgroup_ids;
+pub mod cgroupfs;
 pub mod flight;
 pub mod flight_ring;
 pub mod perf;

@@ -1,4 +1,5 @@
 //! The data contract: one `Sample` per interval, whatever the source.
+pub mod cgroup_name;
 pub mod fasthash;
 pub mod flows;
 pub mod hist;
