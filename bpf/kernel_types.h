@@ -80,6 +80,31 @@ struct sched_info {
 	unsigned long long run_delay;
 } __attribute__((preserve_access_index));
 
+/* cgroups: a task's css_set names its cgroup in every hierarchy */
+struct kernfs_node {
+	u64 id; /* 5.5+: the cgroup directory's inode number on 64-bit */
+} __attribute__((preserve_access_index));
+
+struct cgroup {
+	struct kernfs_node *kn;
+} __attribute__((preserve_access_index));
+
+struct cgroup_subsys_state {
+	struct cgroup *cgroup;
+} __attribute__((preserve_access_index));
+
+/* only the enumerator's name matters: its value comes from the kernel */
+enum cgroup_subsys_id {
+	cpu_cgrp_id = 1,
+};
+
+#define CGROUP_SUBSYS_SLOTS 16
+
+struct css_set {
+	struct cgroup_subsys_state *subsys[CGROUP_SUBSYS_SLOTS];
+	struct cgroup *dfl_cgrp;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	struct thread_info thread_info;
 	struct sched_entity se;
@@ -96,6 +121,7 @@ struct task_struct {
 	u64 start_time;
 	char comm[16];
 	struct task_struct *group_leader;
+	struct css_set *cgroups;
 } __attribute__((preserve_access_index));
 
 /* Before 5.14 the state field was called "state" (and was a long). */

@@ -409,6 +409,31 @@ static __always_inline bool copy_stable(struct thread_stats *dst, struct thread_
 	return *(volatile u32 *)&live->seq == gen;
 }
 
+/* 1: the cpu controller is on a v1 hierarchy (set by user space) */
+const volatile u32 cgroup_v1_cpu = 0;
+
+/* The id of the cgroup whose CPU quota applies to t: on v1 the cpu
+ * controller's cgroup, else the default (v2) hierarchy's. Iterator only. */
+static __always_inline u64 task_cgroup_id(struct task_struct *t)
+{
+	struct cgroup_subsys_state *css;
+	struct css_set *cset = BPF_CORE_READ(t, cgroups);
+	int idx;
+
+	if (!cset)
+		return 0;
+	if (!cgroup_v1_cpu)
+		return BPF_CORE_READ(cset, dfl_cgrp, kn, id);
+	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, cpu_cgrp_id))
+		return 0; /* no CONFIG_CGROUP_SCHED */
+	idx = bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id);
+	if (idx < 0 || idx >= CGROUP_SUBSYS_SLOTS)
+		return 0;
+	if (bpf_core_read(&css, sizeof(css), &cset->subsys[idx]) || !css)
+		return 0;
+	return BPF_CORE_READ(css, cgroup, kn, id);
+}
+
 /* One record per thread for user space, once an interval. Threads the probes
  * never saw (asleep all along) are listed too, with their kernel counters,
  * so the list is every thread, like top's. */
@@ -460,6 +485,7 @@ int dump_threads(struct bpf_iter__task *ctx)
 	s->nice = t->static_prio - 120;
 	bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), t->comm);
 	bpf_probe_read_kernel_str(s->process_comm, sizeof(s->process_comm), t->group_leader->comm);
+	s->cgroup_id = task_cgroup_id(t);
 	bpf_seq_write(seq, s, sizeof(*s));
 	return 0;
 }

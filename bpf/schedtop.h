@@ -78,6 +78,11 @@ struct thread_stats {
 	u64 wait_hist[HIST_SLOTS];
 	/* the nice value (static_prio - 120), filled by the iterator */
 	s32 nice;
+	u32 pad2;
+	/* the kernfs id of the thread's cgroup that holds its CPU quota (v1:
+	 * the cpu controller's hierarchy; v2: the default one), filled by the
+	 * iterator; 0 where unknown */
+	u64 cgroup_id;
 };
 
 /* What the running kernel offers, as the program's own CO-RE relocations see

@@ -11,6 +11,7 @@ use super::bpf_load::{load, Loaded};
 pub use super::bpf_load::{BucketCode, Storage};
 use super::bpf_maps::{comm_string, read_hash_map, read_pod};
 use super::bpf_threads::{key_of, ThreadBook};
+use super::cgroups::{CgroupCollector, CgroupTable};
 use super::exit_drainer::ExitDrainer;
 use super::features::{Feature, Features};
 use super::perf::open_cpu_clock;
@@ -52,6 +53,7 @@ pub struct BpfSource {
     exits: ExitDrainer,
     book: ThreadBook,
     pid_filter: Vec<u32>,
+    cgroups: CgroupCollector,
 }
 
 impl BpfSource {
@@ -148,6 +150,8 @@ impl BpfSource {
             exits,
             book: ThreadBook::default(),
             pid_filter,
+            // the same mountinfo the loader chose the hierarchy by
+            cgroups: CgroupCollector::discover(Path::new("/proc")),
         })
     }
 
@@ -240,6 +244,7 @@ impl BpfSource {
 
         let born_after = self.last_drain_ns;
         let mut threads = Vec::with_capacity(drained.threads.len());
+        let mut cgroups = CgroupTable::default();
         for (s, is_exited) in &drained.threads {
             if !self.pid_filter.is_empty() && !self.pid_filter.contains(&s.pid) {
                 continue;
@@ -268,6 +273,7 @@ impl BpfSource {
                 attrs: ThreadAttrs {
                     nice: (!*is_exited).then_some(s.nice as i8),
                 },
+                cgroup: self.cgroups.intern_id(&mut cgroups, s.cgroup_id),
             });
         }
         self.last_drain_ns = mono_ns;
@@ -276,14 +282,17 @@ impl BpfSource {
         let migrations = self.read_migrations()?;
         let mut system = read_system(Path::new("/proc"));
         system.losses = self.read_losses(exits_dropped)?;
-        Ok(Sample {
+        let mut sample = Sample {
             time_ns,
             mono_ns,
             threads,
             cpus,
             migrations,
             system,
-        })
+            cgroups: Vec::new(),
+        };
+        self.cgroups.finish(cgroups, &mut sample);
+        Ok(sample)
     }
 
     fn per_cpu_stats(&self) -> Result<Vec<cpu_stats>> {

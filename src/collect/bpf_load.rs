@@ -74,6 +74,13 @@ fn open_and_load(nr_cpus: u32, storage: Storage, attach_ns: u64) -> Result<Sched
         ro.nr_cpus = nr_cpus;
         ro.attach_ns = attach_ns;
         ro.use_task_storage = (storage == Storage::TaskStorage) as u32;
+        // which hierarchy's cgroup the iterator reports: the one with the
+        // cpu controller (its quota throttles the thread)
+        let layout = super::cgroupfs::CgroupLayout::discover(
+            std::path::Path::new("/proc"),
+            std::path::Path::new("/"),
+        );
+        ro.cgroup_v1_cpu = layout.cpu_v1.is_some() as u32;
     }
     open.maps
         .migration_matrix

@@ -56,6 +56,9 @@ fn mend(torn: &thread_stats, good: &thread_stats) -> thread_stats {
     out.wait_hist = good.wait_hist;
     out.seen = good.seen;
     out.torn = 0;
+    if out.cgroup_id == 0 {
+        out.cgroup_id = good.cgroup_id;
+    }
     out
 }
 
@@ -116,9 +119,27 @@ impl ThreadBook {
             .map(key_of)
             .filter(|k| !now.contains(k) && !dead.contains(k))
             .collect();
+        // the exit path does not read the cgroup: the last listing's holds
+        let last_index: IdMap<ThreadKey, usize> = if exited.is_empty() {
+            IdMap::default()
+        } else {
+            self.last
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (key_of(r), i))
+                .collect()
+        };
         let threads = exited
             .iter()
-            .map(|s| (*s, true))
+            .map(|s| {
+                let mut s = *s;
+                if s.cgroup_id == 0 {
+                    if let Some(&i) = last_index.get(&key_of(&s)) {
+                        s.cgroup_id = self.last[i].cgroup_id;
+                    }
+                }
+                (s, true)
+            })
             .chain(kept.iter().map(|s| (*s, false)))
             .collect();
         self.last = kept;
@@ -232,5 +253,20 @@ mod tests {
         // reaped at last: not an untraced exit either
         b.drain(vec![], vec![rec(2, 6, false)]);
         assert_eq!(b.exits_untraced, 1);
+    }
+
+    #[test]
+    fn an_exited_thread_keeps_the_cgroup_it_was_last_listed_in() {
+        let mut b = ThreadBook::default();
+        let mut r = rec(1, 1, false);
+        r.cgroup_id = 77;
+        b.drain(vec![], vec![r]);
+        // the exit record has no cgroup; neither has a torn copy
+        let d = b.drain(vec![rec(1, 2, false)], vec![]);
+        assert_eq!(d.threads[0].0.cgroup_id, 77);
+        let mut b = ThreadBook::default();
+        b.drain(vec![], vec![r]);
+        let d = b.drain(vec![], vec![rec(1, 0, true)]);
+        assert_eq!(d.threads[0].0.cgroup_id, 77);
     }
 }

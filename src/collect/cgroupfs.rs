@@ -121,18 +121,7 @@ pub fn join_cgroup(root: &Path, path: &str) -> PathBuf {
     out
 }
 
-/// CPU pressure (PSI) of a cgroup or of the system.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Pressure {
-    /// % of the last 10 s some tasks waited for a CPU
-    pub some_avg10: f64,
-    /// cumulative µs some tasks waited
-    pub some_total_us: u64,
-    /// the same with all non-idle tasks waiting; absent for the system
-    /// on kernels before 5.13
-    pub full_avg10: Option<f64>,
-    pub full_total_us: Option<u64>,
-}
+pub use crate::model::Pressure;
 
 /// What cgroupfs says about one cgroup's CPU limit and throttling.
 #[derive(Clone, Debug, Default, PartialEq)]

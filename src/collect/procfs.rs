@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use procfs::process::{all_processes_with_root, Process};
 
+use super::cgroups::{CgroupCollector, CgroupTable};
 use super::system::{now_ns, read_system};
 use crate::model::{Baseline, Sample, ThreadAttrs, ThreadSample};
 
@@ -19,16 +20,19 @@ pub struct ProcfsReader {
     /// boot-relative time of the previous read, ns (None before the first)
     last_read_boot_ns: Option<u64>,
     pid_filter: Vec<u32>,
+    cgroups: Box<CgroupCollector>,
 }
 
 impl ProcfsReader {
     pub fn new(root: impl Into<PathBuf>, pid_filter: Vec<u32>) -> Self {
         // SAFETY: sysconf has no preconditions.
         let tck = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        let root: PathBuf = root.into();
         ProcfsReader {
-            root: root.into(),
             ticks_per_s: if tck > 0 { tck as u64 } else { 100 },
             seen: HashSet::new(),
+            cgroups: Box::new(CgroupCollector::discover(&root)),
+            root,
             last_read_boot_ns: None,
             pid_filter,
         }
@@ -39,13 +43,14 @@ impl ProcfsReader {
         let boot_now = boottime_ns();
         let (time_ns, mono_ns) = now_ns();
         let mut threads = Vec::new();
+        let mut cgroups = CgroupTable::default();
         let procs = all_processes_with_root(&self.root)
             .map_err(|e| anyhow::anyhow!("cannot list {}: {e}", self.root.display()))?;
         for proc in procs.flatten() {
             if !self.pid_filter.is_empty() && !self.pid_filter.contains(&(proc.pid as u32)) {
                 continue;
             }
-            self.read_process(&proc, &mut threads);
+            self.read_process(&proc, &mut threads, &mut cgroups);
         }
         let seen_now: HashSet<(u32, u64)> = threads
             .iter()
@@ -53,16 +58,18 @@ impl ProcfsReader {
             .collect();
         self.seen = seen_now;
         self.last_read_boot_ns = Some(boot_now);
-        Ok(Sample {
+        let mut sample = Sample {
             time_ns,
             mono_ns,
             threads,
             system: read_system(&self.root),
             ..Default::default()
-        })
+        };
+        self.cgroups.finish(cgroups, &mut sample);
+        Ok(sample)
     }
 
-    fn read_process(&self, proc: &Process, out: &mut Vec<ThreadSample>) {
+    fn read_process(&self, proc: &Process, out: &mut Vec<ThreadSample>, cgroups: &mut CgroupTable) {
         let Ok(pstat) = proc.stat() else { return };
         let Ok(tasks) = proc.tasks() else { return };
         for task in tasks.flatten() {
@@ -96,6 +103,7 @@ impl ProcfsReader {
                 attrs: ThreadAttrs {
                     nice: i8::try_from(stat.nice).ok(),
                 },
+                cgroup: self.cgroups.intern_proc(cgroups, task.pid as u32, tid),
             });
         }
     }

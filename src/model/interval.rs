@@ -3,6 +3,9 @@
 //! threads, plus system figures. The views, `--batch`/`dump` JSON and CSV
 //! all read these rows (through the metric table, metrics.rs).
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::model::cgroup::{CgroupAcc, CgroupRow};
 
 use crate::model::rates::{counter_delta, elapsed_s, intervals, ThreadInterval};
 use crate::model::{Log2Hist, Sample, ThreadAttrs};
@@ -53,6 +56,8 @@ pub struct Row {
     pub wait_hist: Option<Log2Hist>,
     /// the thread's settings (a process: its main thread's)
     pub attrs: ThreadAttrs,
+    /// the cgroup path (a process: its main thread's); None where unknown
+    pub cgroup: Option<Arc<str>>,
 }
 
 impl Row {
@@ -181,6 +186,7 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         slice_hist: None,
         wait_hist: None,
         attrs: ThreadAttrs::default(),
+        cgroup: None,
     }
 }
 
@@ -190,6 +196,8 @@ pub struct Derived {
     pub threads: Vec<Row>,
     pub processes: Vec<Row>,
     pub system: SystemRates,
+    /// one row per cgroup of the Sample, in its order
+    pub cgroups: Vec<CgroupRow>,
 }
 
 /// Rows for the interval ending with `cur`. `nominal_s` stands in for the
@@ -206,7 +214,14 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         }),
         ..Default::default()
     };
+    let paths: Vec<Arc<str>> = cur
+        .cgroups
+        .iter()
+        .map(|c| Arc::from(c.path.as_str()))
+        .collect();
+    let mut cgroups = CgroupAcc::new(cur);
     for (t, iv) in intervals(prev, cur) {
+        cgroups.add(t.cgroup, iv.as_ref());
         let totals = iv.as_ref().map(Totals::from_interval);
         system.counter_anomalies += iv.as_ref().map_or(0, |i| u64::from(i.anomalies));
         let mut row = empty_row(
@@ -222,6 +237,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         row.cpu = Some(t.cpu);
         row.exited = t.exited;
         row.attrs = t.attrs;
+        row.cgroup = t.cgroup.and_then(|i| paths.get(i as usize).cloned());
         row.voluntary = t.voluntary;
         row.involuntary = t.involuntary;
         fill(&mut row, totals.as_ref(), dt);
@@ -248,6 +264,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
             };
             p.process_comm = p.comm.clone();
             p.attrs = t.attrs;
+            p.cgroup = row.cgroup.clone();
         }
         if let Some(tt) = &totals {
             ptot.get_or_insert_with(Totals::default).add(tt);
@@ -265,6 +282,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         threads,
         processes,
         system,
+        cgroups: cgroups.rows(prev, cur, dt),
     }
 }
 

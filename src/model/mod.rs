@@ -1,6 +1,7 @@
 //! The data contract: one `Sample` per interval, whatever the source.
-pub mod cpus;
+pub mod cgroup;
 pub mod cgroup_name;
+pub mod cpus;
 pub mod fasthash;
 pub mod flows;
 pub mod hist;
@@ -10,5 +11,6 @@ pub mod physics;
 pub mod rates;
 pub mod sample;
 
+pub use cgroup::{CgroupRow, CgroupSample, Pressure};
 pub use hist::Log2Hist;
 pub use sample::*;

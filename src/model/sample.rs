@@ -107,6 +107,10 @@ pub struct ThreadSample {
     /// What the thread is set to (not a counter), as last seen.
     #[serde(default)]
     pub attrs: ThreadAttrs,
+    /// Its cgroup (the one whose CPU quota applies): an index into
+    /// `Sample::cgroups`; None where unknown.
+    #[serde(default)]
+    pub cgroup: Option<u32>,
 }
 
 /// A thread's settings as last seen: shown as they are, no rates. The
@@ -195,6 +199,9 @@ pub struct SystemSample {
     pub procs_blocked: u32,
     pub load: [f64; 3],
     pub losses: Losses,
+    /// `/proc/pressure/cpu`; None where the kernel has no PSI
+    #[serde(default)]
+    pub cpu_pressure: Option<Box<super::cgroup::Pressure>>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -209,6 +216,9 @@ pub struct Sample {
     /// cumulative CPU→CPU migration counts (non-zero cells only)
     pub migrations: Vec<MigrationCount>,
     pub system: SystemSample,
+    /// the threads' cgroups and their ancestors, as cgroupfs showed them
+    #[serde(default)]
+    pub cgroups: Vec<super::cgroup::CgroupSample>,
 }
 
 impl Sample {

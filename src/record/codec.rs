@@ -176,6 +176,8 @@ fn decode_sample(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
         cpus,
         migrations,
         system,
+        // not in the format yet
+        cgroups: Vec::new(),
     })
 }
 
@@ -279,6 +281,7 @@ fn decode_system(c: &mut Cursor, p: &SystemSample) -> DResult<SystemSample> {
             migration_matrix_overflow,
             ..Losses::default()
         },
+        cpu_pressure: None,
     })
 }
 
@@ -627,6 +630,7 @@ fn decode_threads(
             baseline,
             exited: f & F_EXITED != 0,
             attrs,
+            cgroup: None,
         });
     }
     for st in [&ids, &flags, &meta, &strs, &small, &ns, &ns_lo, &hist] {

@@ -235,6 +235,7 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
         attrs: ThreadAttrs {
             nice: Some((s.tid % 3) as i8 * 5 - 5),
         },
+        cgroup: None,
     }
 }
 
@@ -315,8 +316,10 @@ fn sample_at(step: usize, threads: Vec<ThreadSample>) -> Sample {
             procs_blocked: 1,
             load: [3.42, 2.10, 1.05],
             losses: Losses::default(),
+            cpu_pressure: None,
         },
         threads,
+        cgroups: Vec::new(),
     }
 }
 
