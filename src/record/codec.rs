@@ -6,13 +6,15 @@
 //! nanosecond counters, histograms) so zstd sees like next to like.
 //! Everything round-trips exactly: decode(encode(s, p), p) == s.
 use std::collections::HashMap;
-use std::io::Read;
 
 use super::codec_attrs::{get_attrs, put_attrs};
+use super::codec_cgroups::{decode_cgroups, encode_cgroups, has_cgroups};
 use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
-use super::format::MAX_RAW;
+pub use super::codec_zstd::{compress, decompress, stream_sizes};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
-use crate::model::{Baseline, Log2Hist, Losses, Sample, SystemSample, ThreadAttrs, ThreadSample};
+use crate::model::{
+    Baseline, CgroupSample, Log2Hist, Losses, Sample, SystemSample, ThreadAttrs, ThreadSample,
+};
 
 const MODE_KEY: u8 = 0;
 const MODE_DELTA: u8 = 1;
@@ -39,7 +41,7 @@ const MAX_HIST: usize = 4096;
 /// Slots up to this many are written sparsely (bitmap of changed slots).
 const SPARSE_HIST: usize = 64;
 
-const STREAMS: usize = 8;
+pub(super) const STREAMS: usize = 8;
 
 /// Most memory one decoded Sample may take. A few KB of zstd can hold a
 /// Sample of millions of 16-byte threads (zeros compress to nothing), so
@@ -141,7 +143,11 @@ pub fn encode_split(cur: &Sample, prev: Option<&Sample>) -> (Vec<u8>, Vec<usize>
     encode_system(&mut out, &cur.system, &p.system);
     encode_cpus(&mut out, &cur.cpus, &p.cpus);
     encode_migrations(&mut out, &cur.migrations, &p.migrations);
-    let splits = encode_threads(&mut out, &cur.threads, &p.threads);
+    let mut splits = encode_threads(&mut out, &cur.threads, &p.threads);
+    if has_cgroups(cur) {
+        splits.push(out.len());
+        encode_cgroups(&mut out, cur, p);
+    }
     (out, splits)
 }
 
@@ -166,86 +172,29 @@ fn decode_sample(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
     let cpus = decode_cpus(&mut c, &p.cpus, &mut budget)?;
     let migrations = decode_migrations(&mut c, &p.migrations, &mut budget)?;
     let threads = decode_threads(&mut c, &p.threads, &mut budget)?;
-    if !c.is_empty() {
-        return Err(DecodeError("trailing bytes after Sample"));
-    }
-    Ok(Sample {
+    let mut s = Sample {
         time_ns,
         mono_ns,
         threads,
         cpus,
         migrations,
         system,
-        // not in the format yet
         cgroups: Vec::new(),
-    })
+    };
+    // format 3: the cgroups follow the threads (older Samples end there)
+    if !c.is_empty() {
+        decode_cgroups(&mut c, &mut s, p)?;
+        budget.items::<CgroupSample>(s.cgroups.len())?;
+    }
+    if !c.is_empty() {
+        return Err(DecodeError("trailing bytes after Sample"));
+    }
+    Ok(s)
 }
 
 /// Whether the encoded Sample is a key frame.
 pub fn is_key(raw: &[u8]) -> bool {
     raw.first() == Some(&MODE_KEY)
-}
-
-/// zstd-compress an encoded Sample: uncompressed length, then one zstd
-/// frame, with a block boundary at each of `splits`.
-pub fn compress(raw: &[u8], splits: &[usize], level: i32) -> Vec<u8> {
-    let mut out = Vec::with_capacity(raw.len() / 4 + 16);
-    put_u64(&mut out, raw.len() as u64);
-    let z = compress_blocks(raw, splits, level).unwrap_or_else(|_| {
-        // compressing from memory fails only for lack of memory
-        zstd::bulk::compress(raw, level).unwrap_or_default()
-    });
-    out.extend_from_slice(&z);
-    out
-}
-
-fn compress_blocks(raw: &[u8], splits: &[usize], level: i32) -> std::io::Result<Vec<u8>> {
-    use std::io::Write;
-    let mut enc = zstd::stream::write::Encoder::new(Vec::with_capacity(raw.len() / 4), level)?;
-    enc.include_contentsize(true)?;
-    enc.set_pledged_src_size(Some(raw.len() as u64))?;
-    let mut start = 0;
-    for &end in splits.iter().chain([raw.len()].iter()) {
-        let end = end.clamp(start, raw.len());
-        enc.write_all(&raw[start..end])?;
-        enc.flush()?; // ends the block
-        start = end;
-    }
-    enc.finish()
-}
-
-/// Inverse of `compress`, never allocating more than the declared length,
-/// which is itself capped (MAX_RAW), nor a zstd window over 8 MiB.
-pub fn decompress(payload: &[u8]) -> DResult<Vec<u8>> {
-    super::fuzz_tally::tally(
-        super::fuzz_tally::Decoder::Decompress,
-        decompress_payload(payload),
-    )
-}
-
-fn decompress_payload(payload: &[u8]) -> DResult<Vec<u8>> {
-    let mut c = Cursor::new(payload);
-    let n = c.u64()?;
-    if n > MAX_RAW as u64 {
-        return Err(DecodeError("declared Sample size over the limit"));
-    }
-    let n = n as usize;
-    let z = c.take(c.remaining())?;
-    let mut dec = zstd::stream::read::Decoder::with_buffer(z)
-        .map_err(|_| DecodeError("zstd decoder failed to start"))?;
-    dec.window_log_max(23)
-        .map_err(|_| DecodeError("zstd decoder failed to start"))?;
-    // grows with what really decompresses, up to n (+1 to detect overrun)
-    let mut raw = Vec::with_capacity(n.min(1 << 20));
-    let read = dec.take(n as u64 + 1).read_to_end(&mut raw);
-    super::fuzz_tally::decompressed(raw.len());
-    read.map_err(|_| DecodeError("zstd data damaged"))?;
-    if raw.len() != n {
-        return Err(DecodeError(
-            "decompressed size differs from the declared size",
-        ));
-    }
-    Ok(raw)
 }
 
 fn encode_system(out: &mut Vec<u8>, s: &SystemSample, p: &SystemSample) {
@@ -368,7 +317,7 @@ fn get_ns(hi: &mut Cursor, lo: &mut Cursor, before: u64) -> DResult<u64> {
     Ok(before.wrapping_add(d as u64))
 }
 
-fn encode_threads(
+pub(super) fn encode_threads(
     out: &mut Vec<u8>,
     threads: &[ThreadSample],
     prev: &[ThreadSample],
@@ -641,34 +590,6 @@ fn decode_threads(
     Ok(threads)
 }
 
-/// Raw and zstd-compressed size of each thread stream of `cur` encoded on
-/// `prev` (for the size benchmark: which fields cost what).
-#[doc(hidden)]
-pub fn stream_sizes(
-    cur: &Sample,
-    prev: Option<&Sample>,
-    level: i32,
-) -> Vec<(&'static str, usize, usize)> {
-    let p = prev.cloned().unwrap_or_default();
-    let mut out = Vec::new();
-    encode_threads(&mut out, &cur.threads, &p.threads);
-    let mut c = Cursor::new(&out);
-    let names = [
-        "ids", "flags", "meta", "strs", "small", "ns", "ns_lo", "hist",
-    ];
-    let _ = c.u64();
-    let lens: Vec<usize> = (0..STREAMS)
-        .map(|_| c.u64().unwrap_or(0) as usize)
-        .collect();
-    names
-        .iter()
-        .zip(lens)
-        .map(|(n, l)| {
-            let b = c.take(l).unwrap_or(&[]);
-            (*n, l, zstd::bulk::compress(b, level).map_or(0, |z| z.len()))
-        })
-        .collect()
-}
 #[cfg(test)]
 #[path = "codec_tests.rs"]
 mod tests;
