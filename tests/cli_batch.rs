@@ -29,6 +29,7 @@ fn batch_prints_n_json_lines_with_the_documented_schema() {
             "migrations",
             "cpus",
             "system",
+            "cgroups",
         ] {
             assert!(!v[key].is_null(), "missing {key}");
         }
@@ -82,6 +83,45 @@ fn pid_filter_keeps_only_that_process() {
     for t in threads {
         assert_eq!(t["pid"].as_u64().unwrap().to_string(), me);
     }
+    // every thread is in this process's cgroup, as /proc says it is (the
+    // hierarchy with the cpu controller), and that cgroup is listed
+    let layout = schedtop::collect::cgroupfs::CgroupLayout::discover(
+        std::path::Path::new("/proc"),
+        std::path::Path::new("/"),
+    );
+    let text = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    let mine = schedtop::collect::cgroups::proc_cgroup_path(&text, layout.cpu_v1.is_some())
+        .expect("this process's cgroup");
+    for t in threads {
+        assert_eq!(t["cgroup"].as_str(), Some(mine), "{t}");
+    }
+    let cgroups = v["cgroups"].as_array().unwrap();
+    let listed = cgroups
+        .iter()
+        .find(|c| c["path"].as_str() == Some(mine))
+        .expect("the threads' cgroup is listed");
+    assert_eq!(listed["threads"].as_u64(), Some(threads.len() as u64));
+    for key in [
+        "cpu_quota_cpus",
+        "nr_throttled",
+        "throttled_usec",
+        "throttled_per_s",
+        "throttled_ms_per_s",
+        "psi_some_avg10",
+        "psi_full_avg10",
+        "psi_some_us",
+        "voluntary_per_s",
+        "involuntary_per_s",
+        "slice_hist_us",
+        "wait_hist_us",
+    ] {
+        assert!(listed.get(key).is_some(), "cgroup lacks {key}");
+    }
+    let psi = v["system"]["psi_cpu_some_avg10"].as_f64();
+    assert_eq!(
+        psi.is_some(),
+        std::path::Path::new("/proc/pressure/cpu").exists()
+    );
 }
 
 #[test]

@@ -88,6 +88,32 @@ fn the_check_catches_what_the_fixtures_once_had() {
     for cpu in &mut c.cpus {
         cpu.switches *= 4;
     }
-    let v = check_all(&[a, c]);
+    let v = check_all(&[a.clone(), c]);
     assert!(v.iter().any(|m| m.contains("CPUs' switches")), "{v:?}");
+    // a container whose threads ran more than its quota, throttled for
+    // longer than its throttled periods allow, more periods throttled than
+    // there were, and pressure longer than the interval
+    let ffmpeg = |s: &mut schedtop::model::Sample| -> usize {
+        s.cgroups
+            .iter()
+            .position(|c| c.quota_cpus.is_some())
+            .unwrap()
+    };
+    let mut d = b.clone();
+    let i = ffmpeg(&mut d);
+    d.cgroups[i].quota_cpus = Some(1.0);
+    let p = a.cgroups[i].clone();
+    d.cgroups[i].nr_periods = Some(p.nr_periods.unwrap() + 10);
+    d.cgroups[i].nr_throttled = Some(p.nr_throttled.unwrap() + 11);
+    d.cgroups[i].throttled_ns = Some(p.throttled_ns.unwrap() + 5_000_000_000);
+    let mut psi = p.pressure.unwrap();
+    psi.some_total_us += 2_000_000;
+    d.cgroups[i].pressure = Some(psi);
+    let v = check_all(&[a, d]);
+    for what in ["quota", "throttled of", "ns in", "of pressure"] {
+        assert!(
+            v.iter().any(|m| m.contains("cgroup") && m.contains(what)),
+            "{what}: {v:?}"
+        );
+    }
 }

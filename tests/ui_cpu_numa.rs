@@ -346,9 +346,14 @@ fn xnode_column_in_the_threads_table() {
     let app = selected_wanderer(200, 50, &[]);
     let s = screen(&app, 200, 50);
     let head = s.lines().find(|l| l.contains("TID")).unwrap();
-    assert!(head.trim_end().ends_with("MIGR/s XNODE/s  NI"), "{head}");
+    assert!(
+        head.trim_end().ends_with("MIGR/s XNODE/s  NI CGROUP"),
+        "{head}"
+    );
+    // the columns up to the cgroup's short name (which may hold a space)
+    let cut = head.find(" CGROUP").unwrap();
     let row = s.lines().find(|l| l.contains("crunch-41")).unwrap();
-    let cols: Vec<&str> = row.split_whitespace().collect();
+    let cols: Vec<&str> = row[..cut].split_whitespace().collect();
     // migrations, cross-node migrations, then the nice value
     assert_eq!(cols[cols.len() - 3..], ["2.0", "2.0", "0"], "{row}");
     // dropped first on a narrow screen
@@ -357,7 +362,7 @@ fn xnode_column_in_the_threads_table() {
     // procfs cannot see migrations: a dash, not a zero
     let procfs = screen(&fixtures::app(SourceKind::Procfs, 200, 50), 200, 50);
     let row = procfs.lines().find(|l| l.contains("ffmpeg:enc0")).unwrap();
-    let cols: Vec<&str> = row.split_whitespace().collect();
+    let cols: Vec<&str> = row[..cut].split_whitespace().collect();
     // MIGR/s and XNODE/s, then the nice value /proc does know
     assert_eq!(cols[cols.len() - 3..], ["-", "-", "-5"], "{row}");
 }

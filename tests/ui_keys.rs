@@ -109,6 +109,25 @@ fn sort_column_moves_and_inverts() {
 }
 
 #[test]
+fn filter_matches_the_cgroup_path_and_short_name() {
+    let mut app = app();
+    key(&mut app, KeyCode::Char('/'));
+    // the short name of the container ("ctr 9b1c2d3e4f5a"), not in its path
+    chars(&mut app, "ctr 9b1c");
+    key(&mut app, KeyCode::Enter);
+    let mut pids: Vec<u32> = app.rows.iter().map(|r| r.pid).collect();
+    pids.dedup();
+    assert_eq!(pids, [2210], "ffmpeg's container only");
+    key(&mut app, KeyCode::Esc);
+    // a path component: the postgres service
+    key(&mut app, KeyCode::Char('/'));
+    chars(&mut app, "postgresql.service");
+    key(&mut app, KeyCode::Enter);
+    assert!(!app.rows.is_empty());
+    assert!(app.rows.iter().all(|r| r.pid == 812));
+}
+
+#[test]
 fn filter_by_name_or_pid_and_esc_clears() {
     let mut app = app();
     key(&mut app, KeyCode::Char('/'));

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::model::interval::{derive, Row};
 use crate::model::metrics::{self, Value};
 use crate::model::rates::{busy_pct, cpu_intervals, migration_deltas, ThreadInterval};
-use crate::model::{HostInfo, Sample};
+use crate::model::{CgroupRow, HostInfo, Sample};
 pub use crate::util::clock::{civil_from_days, rfc3339};
 
 #[derive(Serialize)]
@@ -22,6 +22,70 @@ pub struct IntervalRecord {
     pub cpus: Vec<CpuRecord>,
     pub migrations: Vec<MigrationRecord>,
     pub system: SystemRecord,
+    pub cgroups: Vec<CgroupRecord>,
+}
+
+/// One cgroup's interval (model/cgroup.rs). Thread figures are summed
+/// over its subtree; throttling and pressure are the kernel's own, for
+/// this cgroup. null: unknown (unlimited, for the quota).
+#[derive(Serialize)]
+pub struct CgroupRecord {
+    pub path: String,
+    pub threads: u32,
+    pub cpu_pct: Option<f64>,
+    pub cpu_quota_cpus: Option<f64>,
+    pub cpuset_cpus: Option<u32>,
+    /// cumulative, as the kernel counts
+    pub nr_periods: Option<u64>,
+    pub nr_throttled: Option<u64>,
+    pub throttled_usec: Option<u64>,
+    pub throttled_per_s: Option<f64>,
+    pub throttled_ms_per_s: Option<f64>,
+    /// % of the interval some / all tasks waited for a CPU
+    pub psi_some_pct: Option<f64>,
+    pub psi_full_pct: Option<f64>,
+    pub psi_some_avg10: Option<f64>,
+    pub psi_full_avg10: Option<f64>,
+    /// cumulative µs (the kernel's `total`)
+    pub psi_some_us: Option<u64>,
+    pub voluntary_per_s: Option<f64>,
+    pub involuntary_per_s: Option<f64>,
+    pub migrations_per_s: Option<f64>,
+    pub wait_p50_us: Option<u64>,
+    pub wait_p99_us: Option<u64>,
+    pub slice_p99_us: Option<u64>,
+    pub slice_hist_us: Option<Vec<[u64; 2]>>,
+    pub wait_hist_us: Option<Vec<[u64; 2]>>,
+}
+
+impl From<CgroupRow> for CgroupRecord {
+    fn from(r: CgroupRow) -> CgroupRecord {
+        CgroupRecord {
+            threads: r.threads,
+            cpu_pct: r.cpu_pct,
+            cpu_quota_cpus: r.quota_cpus,
+            cpuset_cpus: r.cpuset_cpus,
+            nr_periods: r.nr_periods,
+            nr_throttled: r.nr_throttled,
+            throttled_usec: r.throttled_ns.map(|ns| ns / 1000),
+            throttled_per_s: r.throttled_per_s,
+            throttled_ms_per_s: r.throttled_ms_per_s,
+            psi_some_pct: r.psi_some_pct,
+            psi_full_pct: r.psi_full_pct,
+            psi_some_avg10: r.psi_some_avg10,
+            psi_full_avg10: r.psi_full_avg10,
+            psi_some_us: r.psi_some_us,
+            voluntary_per_s: r.vcsw_s,
+            involuntary_per_s: r.nvcsw_s,
+            migrations_per_s: r.migr_s,
+            wait_p50_us: r.p50_wait_us,
+            wait_p99_us: r.p99_wait_us,
+            slice_p99_us: r.p99_slice_us,
+            slice_hist_us: r.slice_hist.as_ref().map(|h| h.nonzero_pairs()),
+            wait_hist_us: r.wait_hist.as_ref().map(|h| h.nonzero_pairs()),
+            path: r.path,
+        }
+    }
 }
 
 /// One thread's interval: the fields of the metric table (model/metrics.rs)
@@ -87,6 +151,8 @@ pub struct SystemRecord {
     /// thread counters or histogram slots that went down this interval
     /// (a wrapped or glitched counter): counted as no change
     pub counter_anomalies: u64,
+    /// `/proc/pressure/cpu` some avg10; null where the kernel has no PSI
+    pub psi_cpu_some_avg10: Option<f64>,
 }
 
 /// The record for the interval that ends with `cur`.
@@ -94,6 +160,7 @@ pub fn interval_record(host: &HostInfo, prev: Option<&Sample>, cur: &Sample) -> 
     let d = derive(prev, cur, host.interval_ns as f64 / 1e9);
     let dt = d.system.interval_s;
     let threads = d.threads.into_iter().map(ThreadRecord).collect();
+    let cgroups = d.cgroups.into_iter().map(CgroupRecord::from).collect();
     let counter_anomalies = d.system.counter_anomalies;
     let topo = &host.topology;
     let cpus = cpu_intervals(prev, cur, dt)
@@ -139,7 +206,9 @@ pub fn interval_record(host: &HostInfo, prev: Option<&Sample>, cur: &Sample) -> 
             load: cur.system.load,
             lost_updates: cur.system.losses.total(),
             counter_anomalies,
+            psi_cpu_some_avg10: cur.system.cpu_pressure.as_ref().map(|p| p.some_avg10),
         },
+        cgroups,
     }
 }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::model::cgroup::{CgroupAcc, CgroupRow};
+use crate::model::cgroup_name::short_name;
 
 use crate::model::rates::{counter_delta, elapsed_s, intervals, ThreadInterval};
 use crate::model::{Log2Hist, Sample, ThreadAttrs};
@@ -58,6 +59,8 @@ pub struct Row {
     pub attrs: ThreadAttrs,
     /// the cgroup path (a process: its main thread's); None where unknown
     pub cgroup: Option<Arc<str>>,
+    /// its short name (model/cgroup_name.rs); hostile like the path
+    pub cgroup_name: Option<Arc<str>>,
 }
 
 impl Row {
@@ -187,6 +190,7 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         wait_hist: None,
         attrs: ThreadAttrs::default(),
         cgroup: None,
+        cgroup_name: None,
     }
 }
 
@@ -219,6 +223,11 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         .iter()
         .map(|c| Arc::from(c.path.as_str()))
         .collect();
+    let names: Vec<Arc<str>> = cur
+        .cgroups
+        .iter()
+        .map(|c| Arc::from(short_name(&c.path)))
+        .collect();
     let mut cgroups = CgroupAcc::new(cur);
     for (t, iv) in intervals(prev, cur) {
         cgroups.add(t.cgroup, iv.as_ref());
@@ -238,6 +247,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         row.exited = t.exited;
         row.attrs = t.attrs;
         row.cgroup = t.cgroup.and_then(|i| paths.get(i as usize).cloned());
+        row.cgroup_name = t.cgroup.and_then(|i| names.get(i as usize).cloned());
         row.voluntary = t.voluntary;
         row.involuntary = t.involuntary;
         fill(&mut row, totals.as_ref(), dt);
@@ -265,6 +275,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
             p.process_comm = p.comm.clone();
             p.attrs = t.attrs;
             p.cgroup = row.cgroup.clone();
+            p.cgroup_name = row.cgroup_name.clone();
         }
         if let Some(tt) = &totals {
             ptot.get_or_insert_with(Totals::default).add(tt);

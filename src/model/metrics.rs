@@ -272,6 +272,22 @@ pub static METRICS: &[Metric] = &[
         get: |r| r.attrs.nice.map_or(Value::None, |n| Value::I(n.into())),
         help: Some("NI: the thread's nice value, -20 (favoured) to 19"),
     },
+    Metric {
+        key: "cgroup",
+        unit: Unit::Name,
+        column: None,
+        field: Some("cgroup"),
+        get: |r| r.cgroup.as_deref().map_or(Value::None, Value::Text),
+        help: None,
+    },
+    Metric {
+        key: "cgroup_name",
+        unit: Unit::Name,
+        column: col("CGROUP", 18, 13),
+        field: None,
+        get: |r| r.cgroup_name.as_deref().map_or(Value::None, Value::Text),
+        help: Some("CGROUP: the cgroup whose CPU quota applies (short name; g: the cgroups view)"),
+    },
 ];
 
 /// The metric with this key.

@@ -119,6 +119,59 @@ pub fn violations(prev: &Sample, cur: &Sample) -> Vec<String> {
             "the threads switched {thread_switches} times, the system only {ctxt}"
         ));
     }
+    v.extend(cgroup_violations(prev, cur));
+    v
+}
+
+/// A cgroup's counters against each other and its threads: no more
+/// throttled periods than periods; throttled time at most the throttled
+/// share of the interval on each CPU it may use (v1 sums it per CPU);
+/// pressure at most the interval; its threads' CPU time within its quota.
+fn cgroup_violations(prev: &Sample, cur: &Sample) -> Vec<String> {
+    let mut v = Vec::new();
+    let dt = elapsed_s(prev, cur);
+    let ncpus = cur.cpus.len().max(1) as f64;
+    let rows = super::interval::derive(Some(prev), cur, dt).cgroups;
+    for (c, row) in cur.cgroups.iter().zip(&rows) {
+        let Some(p) = prev.cgroups.iter().find(|p| p.path == c.path) else {
+            continue;
+        };
+        let d = |a: Option<u64>, b: Option<u64>| Some(counter_delta(a?, b?));
+        let periods = d(c.nr_periods, p.nr_periods);
+        let throttled = d(c.nr_throttled, p.nr_throttled);
+        if let (Some(n), Some(t)) = (periods, throttled) {
+            if t > n {
+                v.push(format!("cgroup {}: {t} throttled of {n} periods", c.path));
+            }
+            let width = c.cpuset_cpus.map_or(ncpus, f64::from);
+            let share = if n > 0 { t as f64 / n as f64 } else { 0.0 };
+            if let Some(ns) = d(c.throttled_ns, p.throttled_ns) {
+                if ns as f64 / 1e9 > dt * width * share * (1.0 + SUM_SLACK) {
+                    v.push(format!(
+                        "cgroup {}: throttled {ns} ns in {dt:.3} s with {t} of {n} periods throttled",
+                        c.path
+                    ));
+                }
+            }
+        }
+        let psi = |i: &super::CgroupSample| i.pressure.map(|p| p.some_total_us);
+        if let Some(us) = d(psi(c), psi(p)) {
+            if us as f64 / 1e6 > dt * (1.0 + SUM_SLACK) {
+                v.push(format!(
+                    "cgroup {}: {us} us of pressure in {dt:.3} s",
+                    c.path
+                ));
+            }
+        }
+        if let (Some(q), Some(pct)) = (c.quota_cpus, row.cpu_pct) {
+            if pct / 100.0 > q * (1.0 + SUM_SLACK) + 0.01 {
+                v.push(format!(
+                    "cgroup {}: its threads ran {pct:.1} % of a CPU under a {q} CPU quota",
+                    c.path
+                ));
+            }
+        }
+    }
     v
 }
 

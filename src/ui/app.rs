@@ -274,7 +274,12 @@ impl AppState {
                 return true;
             }
         }
-        r.comm.to_lowercase().contains(&f) || r.process_comm.to_lowercase().contains(&f)
+        let has = |t: Option<&str>| t.is_some_and(|t| t.to_lowercase().contains(&f));
+        r.comm.to_lowercase().contains(&f)
+            || r.process_comm.to_lowercase().contains(&f)
+            // the cgroup's path or its short name ("ctr 9b1c", "nginx.service")
+            || has(r.cgroup.as_deref())
+            || has(r.cgroup_name.as_deref())
     }
 
     fn descending(&self) -> bool {

@@ -283,6 +283,12 @@ pub fn samples(source: SourceKind) -> Vec<Sample> {
 }
 
 fn sample_at(step: usize, threads: Vec<ThreadSample>) -> Sample {
+    let mut s = sample_without_cgroups(step, threads);
+    cgroups::attach(&mut s, step, &WAVE);
+    s
+}
+
+fn sample_without_cgroups(step: usize, threads: Vec<ThreadSample>) -> Sample {
     // the thread that just started counted its earlier switches elsewhere
     let switches: u64 = threads
         .iter()
@@ -316,7 +322,11 @@ fn sample_at(step: usize, threads: Vec<ThreadSample>) -> Sample {
             procs_blocked: 1,
             load: [3.42, 2.10, 1.05],
             losses: Losses::default(),
-            cpu_pressure: None,
+            // the root cgroup's pressure (fixtures/cgroups.rs)
+            cpu_pressure: Some(Box::new(crate::model::Pressure {
+                some_avg10: 24.1,
+                ..Default::default()
+            })),
         },
         threads,
         cgroups: Vec::new(),
@@ -368,5 +378,6 @@ pub fn app(source: SourceKind, width: u16, height: u16) -> AppState {
     app_with(host(source), samples(source), width, height)
 }
 
+mod cgroups;
 mod numa;
 pub use numa::*;

@@ -89,6 +89,14 @@ fn stats(app: &AppState) -> Vec<Segment> {
                 "load",
                 format!("{:.2} {:.2} {:.2}", sy.load[0], sy.load[1], sy.load[2]),
             ));
+            // /proc/pressure/cpu "some" avg10: the share of the last 10 s
+            // some runnable thread waited for a CPU ('-': no PSI here)
+            s.push(pair(
+                "cpu psi",
+                sy.cpu_pressure
+                    .as_ref()
+                    .map_or_else(dash, |p| format!("{:.1}%", p.some_avg10)),
+            ));
             let lost = sy.losses.total();
             let mut seg = pair("lost", lost.to_string());
             if lost > 0 {
