@@ -216,7 +216,7 @@ fn parse_screenshot_format(s: &str) -> Result<crate::export::screenshot::Format,
 /// `schedtop snapshot`: one screen, rendered to a file without a terminal.
 #[derive(Args, Debug, Clone)]
 pub struct SnapshotArgs {
-    /// threads, processes, cpus, numa or detail (the selected thread's histograms)
+    /// threads, processes, cpus, numa, detail (the selected thread's histograms) or cgroups
     #[arg(long, value_name = "VIEW", default_value = "threads")]
     pub view: String,
     /// Screen size, COLSxROWS

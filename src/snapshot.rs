@@ -31,15 +31,18 @@ pub enum SnapshotView {
     Numa,
     /// the threads table with the selected thread's detail pane
     Detail,
+    /// the cgroup tree with throttling and pressure
+    Cgroups,
 }
 
 impl SnapshotView {
-    pub const ALL: [SnapshotView; 5] = [
+    pub const ALL: [SnapshotView; 6] = [
         SnapshotView::Threads,
         SnapshotView::Processes,
         SnapshotView::Cpus,
         SnapshotView::Numa,
         SnapshotView::Detail,
+        SnapshotView::Cgroups,
     ];
 
     pub fn name(self) -> &'static str {
@@ -49,6 +52,7 @@ impl SnapshotView {
             SnapshotView::Cpus => "cpus",
             SnapshotView::Numa => "numa",
             SnapshotView::Detail => "detail",
+            SnapshotView::Cgroups => "cgroups",
         }
     }
 }
@@ -69,7 +73,7 @@ impl FromStr for SnapshotView {
             .find(|v| v.name() == l)
             .ok_or_else(|| {
                 format!(
-                    "bad --view {:?}: expected threads, processes, cpus, numa or detail",
+                    "bad --view {:?}: expected threads, processes, cpus, numa, detail or cgroups",
                     visible(s)
                 )
             })
@@ -86,6 +90,7 @@ pub fn ui_view(v: SnapshotView) -> (View, bool) {
         SnapshotView::Cpus => (View::Cpus, false),
         SnapshotView::Numa => (View::Numa, false),
         SnapshotView::Detail => (View::Threads, true),
+        SnapshotView::Cgroups => (View::Cgroups, false),
     }
 }
 
@@ -238,6 +243,9 @@ pub fn state(
         }
         View::Numa => {
             app.apply(Action::ShowNuma);
+        }
+        View::Cgroups => {
+            app.apply(Action::ShowCgroups);
         }
         View::Threads | View::Processes => {}
     }
@@ -489,7 +497,7 @@ mod tests {
         }
         let e = "graph".parse::<SnapshotView>().unwrap_err();
         assert!(
-            e.contains("expected threads, processes, cpus, numa or detail"),
+            e.contains("expected threads, processes, cpus, numa, detail or cgroups"),
             "{e}"
         );
         assert_eq!(ui_view(SnapshotView::Detail), (View::Threads, true));

@@ -279,7 +279,7 @@ fn bad_input_is_one_line_and_non_zero() {
     }
     check(
         &["--view", "graphs"],
-        "bad --view \"graphs\": expected threads, processes, cpus, numa or detail",
+        "bad --view \"graphs\": expected threads, processes, cpus, numa, detail or cgroups",
     );
     check(&["--format", "png"], "unknown screenshot format");
     check(&["-o", "shot.png"], "use --format");

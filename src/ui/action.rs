@@ -42,6 +42,10 @@ pub enum Action {
     ShowCpus,
     /// the NUMA view, or back to the table when it is on screen
     ShowNuma,
+    /// the cgroups view, or back to the table when it is on screen
+    ShowCgroups,
+    /// cgroups view: hide (true) or show the selected cgroup's children
+    CgroupFold(bool),
     /// NUMA view: node x node matrix <-> map (opens the NUMA view if needed)
     ToggleMatrix,
     /// scroll the help overlay by this many lines

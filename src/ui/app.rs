@@ -25,6 +25,7 @@ pub enum View {
     Processes,
     Cpus,
     Numa,
+    Cgroups,
 }
 
 impl View {
@@ -95,6 +96,8 @@ pub struct AppState {
     pub numa_matrix: bool,
     /// CPU view: first line of the detailed list
     pub cpu_scroll: usize,
+    /// the cgroups view (cgroup_tree.rs)
+    pub cgroups: super::cgroup_tree::CgroupsUi,
     /// help overlay: first line shown
     pub help_scroll: u16,
     pub interval_ns: u64,
@@ -151,6 +154,7 @@ impl AppState {
             table_view: View::Threads,
             numa_matrix: false,
             cpu_scroll: 0,
+            cgroups: Default::default(),
             help_scroll: 0,
             history: VecDeque::new(),
             first: None,
@@ -223,6 +227,7 @@ impl AppState {
         }
         let nominal = self.interval_ns as f64 / 1e9;
         self.derived = rows::derive(self.history.back(), &s, nominal);
+        self.cgroups.refresh(&self.derived.cgroups, &self.filter);
         self.record_series();
         self.cpu = cpus::derive(&self.host.topology, self.history.back(), &s);
         if let Some(v) = &self.cpu {
@@ -382,7 +387,7 @@ impl AppState {
 
     fn toggle_view(&mut self) {
         let (view, key) = match self.table_view {
-            View::Threads | View::Cpus | View::Numa => {
+            View::Threads | View::Cpus | View::Numa | View::Cgroups => {
                 let pid = self.selected_row().map(|r| r.pid);
                 (View::Processes, pid.map(|pid| RowKey::Process { pid }))
             }
@@ -447,6 +452,12 @@ impl AppState {
             // a message stays until the next key
             self.status = None;
         }
+        if self.view == View::Cgroups && super::cgroup_tree::handles(&a) {
+            let page = self.page();
+            self.cgroups
+                .apply(&a, &self.derived.cgroups, &self.filter, page);
+            return Effect::None;
+        }
         match a {
             Action::Screenshot => return Effect::Screenshot,
             Action::WriteFlight => return Effect::WriteFlight,
@@ -463,6 +474,11 @@ impl AppState {
             }
             Action::ShowCpus => self.show(View::Cpus),
             Action::ShowNuma => self.show(View::Numa),
+            Action::ShowCgroups => {
+                self.show(View::Cgroups);
+                self.cgroups.refresh(&self.derived.cgroups, &self.filter);
+            }
+            Action::CgroupFold(_) => {}
             Action::ToggleMatrix => {
                 if self.view == View::Numa {
                     self.numa_matrix = !self.numa_matrix;

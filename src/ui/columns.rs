@@ -143,14 +143,16 @@ pub fn columns_of(view: View) -> &'static [Column] {
     };
     match view {
         View::Processes => PROCESSES.get_or_init(|| pick(true)),
-        View::Threads | View::Cpus | View::Numa => THREADS.get_or_init(|| pick(false)),
+        View::Threads | View::Cpus | View::Numa | View::Cgroups => {
+            THREADS.get_or_init(|| pick(false))
+        }
     }
 }
 
 /// The view's default sort column.
 pub fn default_sort(view: View) -> Column {
     match view {
-        View::Threads | View::Processes | View::Cpus | View::Numa => Column::NVCSW,
+        View::Threads | View::Processes | View::Cpus | View::Numa | View::Cgroups => Column::NVCSW,
     }
 }
 

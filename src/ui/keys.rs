@@ -75,6 +75,9 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Char('F') => Action::ToggleFollow,
         KeyCode::Char('c') => Action::ShowCpus,
         KeyCode::Char('n') => Action::ShowNuma,
+        KeyCode::Char('g') => Action::ShowCgroups,
+        KeyCode::Left => Action::CgroupFold(true),
+        KeyCode::Right => Action::CgroupFold(false),
         KeyCode::Char('m') => Action::ToggleMatrix,
         KeyCode::Char('s') => Action::Screenshot,
         KeyCode::Char('R') => Action::ToggleRecord,
@@ -121,6 +124,11 @@ pub const HELP: &[(&str, &str)] = &[
     ("Home  End", "first / last row"),
     ("c", "CPU view: run queues per CPU, grouped by node"),
     ("n", "NUMA view: migrations between nodes"),
+    ("g", "cgroups view: throttling, pressure, waits per cgroup"),
+    (
+        "Left  Right in g",
+        "cgroups view: fold / unfold the selected cgroup",
+    ),
     ("m", "NUMA view: node x node matrix <-> map"),
     (
         "Up Down in c, n",

@@ -3,6 +3,7 @@
 //! one file per part of the screen under views/.
 pub mod action;
 pub mod app;
+pub mod cgroup_tree;
 pub mod columns;
 pub mod feed;
 #[cfg(any(test, feature = "testdata"))]

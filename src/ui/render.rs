@@ -23,6 +23,7 @@ pub fn render(app: &AppState, f: &mut Frame) {
         View::Processes => views::processes::render(app, f, a.table),
         View::Cpus => views::cpus::render(app, f, a.table),
         View::Numa => views::numa::render(app, f, a.table),
+        View::Cgroups => views::cgroups::render(app, f, a.table),
     }
     if let Some(d) = a.detail {
         views::detail::render(app, f, d);

@@ -23,6 +23,18 @@ fn hints(app: &AppState) -> Vec<(&'static str, &'static str, u8)> {
                 ("q", "Quit", 0),
             ]
         }
+        View::Cgroups => {
+            return vec![
+                ("F1", "Help", 0),
+                ("Esc", "Back", 0),
+                ("Enter", "Detail", 2),
+                ("<>", "Sort", 3),
+                ("Lt/Rt", "Fold", 4),
+                ("/", "Filter", 5),
+                ("Spc", if app.paused { "Resume" } else { "Pause" }, 1),
+                ("q", "Quit", 0),
+            ]
+        }
         View::Numa => {
             return vec![
                 ("F1", "Help", 0),

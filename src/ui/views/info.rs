@@ -14,6 +14,7 @@ pub fn view_name(view: View) -> &'static str {
         View::Processes => "Processes",
         View::Cpus => "CPUs",
         View::Numa => "NUMA",
+        View::Cgroups => "cgroups",
     }
 }
 
@@ -21,6 +22,7 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     match app.view {
         View::Cpus => return super::cpus::render_info(app, f, area),
         View::Numa => return super::numa::render_info(app, f, area),
+        View::Cgroups => return super::cgroups::render_info(app, f, area),
         View::Threads | View::Processes => {}
     }
     let arrow = if app.sort.descending_by_default() != app.sort_inverted {

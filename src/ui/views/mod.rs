@@ -1,4 +1,5 @@
 //! One file per part of the screen; each draws from `&AppState` only.
+pub mod cgroups;
 pub mod cpus;
 pub mod detail;
 pub mod footer;

@@ -1,0 +1,306 @@
+//! The cgroups view (`g`): the cgroup tree with each cgroup's limit,
+//! throttling, CPU pressure, switch rates and its threads' run-queue waits
+//! and slices; Enter adds the selected cgroup's histograms, a throttling
+//! sparkline over the kept history and its busiest threads.
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
+use ratatui::Frame;
+
+use super::hist;
+use crate::model::cgroup_name::short_name;
+use crate::model::rates::{counter_delta, elapsed_s};
+use crate::model::CgroupRow;
+use crate::ui::app::AppState;
+use crate::ui::format::{self, escape_name};
+use crate::ui::theme;
+
+/// (title, width) after the name column, most important first: columns
+/// are dropped from the right when the screen is narrow.
+const COLS: [(&str, usize); 14] = [
+    ("THR", 5),
+    ("CPU%", 6),
+    ("LIMIT", 9),
+    ("THRT/s", 6),
+    ("THRTms/s", 8),
+    ("PSI s/f%", 11),
+    ("AVG10", 6),
+    ("P99WAIT", 7),
+    ("P50WAIT", 7),
+    ("VCSW/s", 6),
+    ("NVCSW/s", 7),
+    ("P99SLICE", 8),
+    ("MIGR/s", 6),
+    ("", 0),
+];
+const NAME_MIN: usize = 24;
+const NAME_MAX: usize = 44;
+
+fn dash() -> String {
+    "-".into()
+}
+
+fn opt_rate(v: Option<f64>) -> String {
+    v.map_or_else(dash, format::rate)
+}
+
+fn opt_us(v: Option<u64>) -> String {
+    v.map_or_else(dash, format::duration_us)
+}
+
+fn cells(r: &CgroupRow) -> Vec<String> {
+    let limit = match (r.quota_cpus, r.cpuset_cpus) {
+        (Some(q), Some(c)) => format!("{q:.1}/{c}"),
+        (Some(q), None) => format!("{q:.1}"),
+        (None, Some(c)) => format!("-/{c}"),
+        (None, None) => dash(),
+    };
+    let psi = match (r.psi_some_pct, r.psi_full_pct) {
+        (None, None) => dash(),
+        (s, f) => format!(
+            "{}/{}",
+            s.map_or_else(dash, |v| format!("{v:.1}")),
+            f.map_or_else(dash, |v| format!("{v:.1}"))
+        ),
+    };
+    vec![
+        r.threads.to_string(),
+        r.cpu_pct.map_or_else(dash, format::percent),
+        limit,
+        opt_rate(r.throttled_per_s),
+        r.throttled_ms_per_s
+            .map_or_else(dash, |v| format!("{v:.1}")),
+        psi,
+        r.psi_some_avg10.map_or_else(dash, |v| format!("{v:.1}")),
+        opt_us(r.p99_wait_us),
+        opt_us(r.p50_wait_us),
+        opt_rate(r.vcsw_s),
+        opt_rate(r.nvcsw_s),
+        opt_us(r.p99_slice_us),
+        opt_rate(r.migr_s),
+    ]
+}
+
+/// How many of COLS fit next to the name column in `width`.
+fn fitting(width: usize) -> usize {
+    let mut used = NAME_MIN;
+    let mut n = 0;
+    for (_, w) in COLS.iter().take(COLS.len() - 1) {
+        if used + 1 + w > width {
+            break;
+        }
+        used += 1 + w;
+        n += 1;
+    }
+    n
+}
+
+fn line(name: String, values: &[String], ncols: usize, name_w: usize) -> String {
+    let mut s = format::truncate(&name, name_w);
+    let pad = name_w.saturating_sub(unicode_width(&s));
+    s.push_str(&" ".repeat(pad));
+    for (i, v) in values.iter().take(ncols).enumerate() {
+        s.push(' ');
+        s.push_str(&format!("{v:>w$}", w = COLS[i].1));
+    }
+    s
+}
+
+fn unicode_width(s: &str) -> usize {
+    Span::raw(s).width()
+}
+
+pub fn render_info(app: &AppState, f: &mut Frame, area: Rect) {
+    let ui = &app.cgroups;
+    let n = ui.rows(&app.derived.cgroups, &app.filter).len();
+    let arrow = if ui.inverted { "▲" } else { "▼" };
+    let mut s = vec![
+        Span::styled("cgroups", theme::title()),
+        Span::raw(" "),
+        Span::styled(n.to_string(), theme::value()),
+        Span::raw("  "),
+        Span::styled("sort", theme::label()),
+        Span::raw(" "),
+        Span::styled(format!("{}{arrow}", ui.sort.title()), theme::value()),
+    ];
+    if !app.filter.is_empty() {
+        s.push(Span::raw("  "));
+        s.push(Span::styled("filter", theme::label()));
+        s.push(Span::raw(" "));
+        s.push(Span::styled(
+            format!("\"{}\"", escape_name(&app.filter)),
+            theme::value(),
+        ));
+    }
+    f.render_widget(Paragraph::new(Line::from(s)), area);
+}
+
+pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
+    if area.height == 0 || area.width == 0 {
+        return;
+    }
+    let all = &app.derived.cgroups;
+    if all.is_empty() {
+        f.render_widget(
+            Paragraph::new(Line::styled(
+                "no cgroups: none could be read here (see schedtop doctor)",
+                theme::exited(),
+            )),
+            area,
+        );
+        return;
+    }
+    let ui = &app.cgroups;
+    let (table, detail) = if ui.detail && area.height >= 16 {
+        let [t, d] =
+            Layout::vertical([Constraint::Min(4), Constraint::Length(area.height / 2)]).areas(area);
+        (t, Some(d))
+    } else {
+        (area, None)
+    };
+    let w = usize::from(table.width);
+    let ncols = fitting(w);
+    let fixed: usize = COLS.iter().take(ncols).map(|(_, cw)| cw + 1).sum();
+    // the figures sit next to the names, not across a wide screen
+    let name_w = w.saturating_sub(fixed).clamp(NAME_MIN.min(w), NAME_MAX);
+    let titles: Vec<String> = COLS.iter().map(|(t, _)| t.to_string()).collect();
+    let mut lines = vec![Line::styled(
+        line("CGROUP".into(), &titles, ncols, name_w),
+        theme::table_header(),
+    )];
+    let rows = ui.rows(all, &app.filter);
+    let body_h = usize::from(table.height).saturating_sub(1);
+    let first = ui.selected.saturating_sub(body_h.saturating_sub(1));
+    for (pos, &i) in rows.iter().enumerate().skip(first).take(body_h) {
+        let r = &all[i];
+        let mark = if !super::super::cgroup_tree::CgroupsUi::has_children(all, i) {
+            "  "
+        } else if ui.collapsed.contains(&r.path) {
+            // ASCII: some terminals draw the triangles two cells wide
+            "> "
+        } else {
+            "v "
+        };
+        let indent = "  ".repeat(r.depth.min(16) as usize);
+        let name = format!("{indent}{mark}{}", escape_name(&short_name(&r.path)));
+        let text = line(name, &cells(r), ncols, name_w);
+        let style = if pos == ui.selected {
+            theme::selected()
+        } else {
+            theme::value()
+        };
+        lines.push(Line::styled(text, style));
+    }
+    f.render_widget(Paragraph::new(lines), table);
+    if let (Some(d), Some(&i)) = (detail, rows.get(ui.selected)) {
+        render_detail(app, f, d, &all[i]);
+    }
+}
+
+/// Throttled ms per second over the kept history, oldest first.
+fn throttle_series(app: &AppState, path: &str) -> Vec<u64> {
+    let h = &app.history;
+    (1..h.len())
+        .map(|k| {
+            let (a, b) = (&h[k - 1], &h[k]);
+            let ns = |s: &crate::model::Sample| {
+                s.cgroups
+                    .iter()
+                    .find(|c| c.path == path)
+                    .and_then(|c| c.throttled_ns)
+            };
+            let dt = elapsed_s(a, b);
+            match (ns(a), ns(b)) {
+                (Some(x), Some(y)) if dt > 0.0 => {
+                    (counter_delta(y, x) as f64 / 1e6 / dt).round() as u64
+                }
+                _ => 0,
+            }
+        })
+        .collect()
+}
+
+fn render_detail(app: &AppState, f: &mut Frame, area: Rect, r: &CgroupRow) {
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .border_style(theme::border())
+        .title(Span::styled(
+            format!(" {} ", escape_name(&r.path)),
+            theme::title(),
+        ));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let [left, mid, right] = Layout::horizontal([
+        Constraint::Percentage(33),
+        Constraint::Percentage(33),
+        Constraint::Percentage(34),
+    ])
+    .areas(inner);
+    let rows = usize::from(inner.height).saturating_sub(1);
+    for (area, title, h) in [
+        (left, "run-queue wait", &r.wait_hist),
+        (mid, "slice", &r.slice_hist),
+    ] {
+        let mut lines = vec![Line::styled(title, theme::label())];
+        match h {
+            Some(h) => lines.extend(hist::lines(h, area.width, rows)),
+            None => lines.push(Line::styled("- (no histograms)", theme::exited())),
+        }
+        f.render_widget(Paragraph::new(lines), area);
+    }
+    let [spark_title, spark, top] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(3),
+        Constraint::Min(1),
+    ])
+    .areas(right);
+    let series = throttle_series(app, &r.path);
+    let last = r
+        .throttled_ms_per_s
+        .map_or_else(dash, |v| format!("{v:.1}"));
+    f.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled("throttled ms/s ", theme::label()),
+            Span::styled(last, theme::value()),
+        ])),
+        spark_title,
+    );
+    let tail = series.len().saturating_sub(usize::from(spark.width));
+    f.render_widget(
+        Sparkline::default()
+            .data(&series[tail..])
+            .style(theme::sparkline()),
+        spark,
+    );
+    // its busiest threads (the subtree's)
+    let mut threads: Vec<_> = app
+        .derived
+        .threads
+        .iter()
+        .filter(|t| {
+            t.cgroup.as_deref().is_some_and(|p| {
+                p == r.path || r.path == "/" || p.starts_with(&format!("{}/", r.path))
+            })
+        })
+        .collect();
+    threads.sort_by(|a, b| {
+        b.cpu_pct
+            .unwrap_or(-1.0)
+            .total_cmp(&a.cpu_pct.unwrap_or(-1.0))
+            .then(a.id.cmp(&b.id))
+    });
+    let mut lines = vec![Line::styled("top threads  CPU%  P99WAIT", theme::label())];
+    for t in threads
+        .iter()
+        .take(usize::from(top.height).saturating_sub(1))
+    {
+        lines.push(Line::raw(format!(
+            "{:>7} {:<12} {:>5} {:>7}",
+            t.id,
+            format::truncate(&escape_name(&t.comm), 12),
+            t.cpu_pct.map_or_else(dash, format::percent),
+            opt_us(t.p99_wait_us)
+        )));
+    }
+    f.render_widget(Paragraph::new(lines), top);
+}
