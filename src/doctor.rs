@@ -5,6 +5,53 @@ use std::path::Path;
 use crate::collect::features::Feature;
 use crate::collect::{LiveOptions, LiveSource};
 
+/// Which cgroup layout the quotas come from and whether CPU pressure is
+/// there: a v1 host without a unified tree has no PSI per cgroup.
+pub fn cgroup_notes(proc_root: &Path) -> Vec<String> {
+    use crate::collect::cgroupfs::{read_system_pressure, CgroupLayout};
+    let l = CgroupLayout::discover(proc_root, Path::new("/"));
+    let show = |p: &Option<std::path::PathBuf>| {
+        p.as_ref()
+            .map_or_else(|| "none".to_string(), |p| p.display().to_string())
+    };
+    let layout = match (&l.cpu_v1, &l.unified) {
+        (Some(_), Some(_)) => {
+            "v1 hybrid (quota from the v1 cpu controller, pressure from the unified tree)"
+        }
+        (Some(_), None) => "v1 only (no pressure per cgroup: '-')",
+        (None, Some(_)) => "v2 (cpu.max, cpu.stat, cpu.pressure)",
+        (None, None) => "none mounted (no cgroup figures: '-')",
+    };
+    let unified_psi = l
+        .unified
+        .as_ref()
+        .is_some_and(|u| u.join("cpu.pressure").exists());
+    vec![
+        format!("cgroups:           {layout}"),
+        format!(
+            "  cpu controller:   {}",
+            show(&l.cpu_v1.clone().or(l.unified.clone()))
+        ),
+        format!("  unified tree:     {}", show(&l.unified)),
+        format!(
+            "  cgroup PSI:       {}",
+            if unified_psi {
+                "yes (cpu.pressure in the unified tree)"
+            } else {
+                "no (PSI columns show '-')"
+            }
+        ),
+        format!(
+            "system PSI:        {}",
+            if read_system_pressure(proc_root).is_some() {
+                "yes (/proc/pressure/cpu)"
+            } else {
+                "no (/proc/pressure/cpu absent: CONFIG_PSI off or psi=0)"
+            }
+        ),
+    ]
+}
+
 fn yes_no(b: bool) -> &'static str {
     if b {
         "yes"
@@ -70,6 +117,9 @@ pub fn run() -> anyhow::Result<()> {
             if f.on { "on" } else { "off" },
             f.detail
         );
+    }
+    for line in cgroup_notes(Path::new("/proc")) {
+        println!("{line}");
     }
     println!(
         "topology:          {} CPUs, {} NUMA nodes",

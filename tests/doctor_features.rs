@@ -50,3 +50,33 @@ fn doctor_lists_each_feature_on_or_off_with_a_reason() {
         assert_eq!(status(name).0, "on", "{name}\n{d}");
     }
 }
+
+#[test]
+fn doctor_says_which_cgroup_layout_and_whether_psi_is_there() {
+    let out = Command::new(BIN).arg("doctor").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let d = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = |key: &str| {
+        d.lines()
+            .find(|l| l.trim_start().starts_with(key))
+            .unwrap_or_else(|| panic!("doctor lacks {key}:\n{d}"))
+            .to_string()
+    };
+    // against the mounts and files themselves
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let v1_cpu = mounts.lines().any(|l| {
+        l.contains(" - cgroup ") && l.rsplit(' ').next().unwrap().split(',').any(|o| o == "cpu")
+    });
+    let v2 = mounts.lines().any(|l| l.contains(" - cgroup2 "));
+    let layout = line("cgroups:");
+    match (v1_cpu, v2) {
+        (true, true) => assert!(layout.contains("v1 hybrid"), "{layout}"),
+        (true, false) => assert!(layout.contains("v1 only"), "{layout}"),
+        (false, true) => assert!(layout.contains("v2"), "{layout}"),
+        (false, false) => assert!(layout.contains("none"), "{layout}"),
+    }
+    let sys = line("system PSI:");
+    let has = std::path::Path::new("/proc/pressure/cpu").exists();
+    assert_eq!(sys.contains("yes"), has, "{sys}");
+    assert!(line("cgroup PSI:").contains(if v2 { "" } else { "no" }));
+}
