@@ -155,7 +155,8 @@ pub struct DumpArgs {
     /// A recording made by `schedtop record`
     #[arg(value_name = "FILE")]
     pub file: std::path::PathBuf,
-    /// csv (one row per thread and interval) or json (one object per interval)
+    /// csv (one row per thread and interval), json (one object per interval) or
+    /// cgroups-csv (one row per cgroup and interval)
     #[arg(long, value_name = "FORMAT", default_value = "json")]
     pub format: String,
     /// Start at: 2026-11-21T23:15:00Z, 23:15:00 (local), -5m (before the end), +90s (after the start)

@@ -133,7 +133,7 @@ fn user_errors_are_one_line() {
         (vec!["record", "--max-size", "lots", "-o"], "--max-size"),
         (vec!["dump", "--from", "yesterday"], "bad time"),
         (vec!["dump", "--to", "-5q"], "bad time"),
-        (vec!["dump", "--format", "xml"], "csv or json"),
+        (vec!["dump", "--format", "xml"], "csv, json or cgroups-csv"),
         (vec!["dump"], "not a schedtop recording"),
     ];
     for (args, want) in cases {

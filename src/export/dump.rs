@@ -17,6 +17,8 @@ use crate::record::timeexpr::TimeExpr;
 pub enum Format {
     Csv,
     Json,
+    /// one row per cgroup and interval (cgroup_csv.rs)
+    CgroupsCsv,
 }
 
 impl Format {
@@ -24,7 +26,10 @@ impl Format {
         match s.to_ascii_lowercase().as_str() {
             "csv" => Ok(Format::Csv),
             "json" | "jsonl" => Ok(Format::Json),
-            _ => Err(format!("bad --format {s:?}: expected csv or json")),
+            "cgroups-csv" => Ok(Format::CgroupsCsv),
+            _ => Err(format!(
+                "bad --format {s:?}: expected csv, json or cgroups-csv"
+            )),
         }
     }
 }
@@ -181,8 +186,10 @@ pub fn dump<S: Storage, W: Write>(
     if opts.from.is_some() && opts.to.is_some() && from > to {
         anyhow::bail!("--from is after --to: the time range is inverted");
     }
-    if opts.format == Format::Csv {
-        writeln!(out, "{}", csv_header())?;
+    match opts.format {
+        Format::Csv => writeln!(out, "{}", csv_header())?,
+        Format::CgroupsCsv => writeln!(out, "{}", super::cgroup_csv::header())?,
+        Format::Json => {}
     }
     let mut prev: Option<(usize, Sample)> = None;
     let mut runs = Vec::new();
@@ -224,6 +231,7 @@ pub fn dump<S: Storage, W: Write>(
                     rep.rows += rec.threads.len() as u64;
                 }
                 Format::Csv => rep.rows += write_csv(out, &rec)?,
+                Format::CgroupsCsv => rep.rows += super::cgroup_csv::write(out, &rec)?,
             }
             rep.intervals += 1;
             if let Some(full) = full {
@@ -250,6 +258,8 @@ mod tests {
         assert_eq!(csv_field("=cmd()"), "'=cmd()");
         assert_eq!(csv_field("line\nbreak"), "line\\x0abreak");
         assert_eq!(Format::parse("CSV"), Ok(Format::Csv));
-        assert!(Format::parse("xml").unwrap_err().contains("csv or json"));
+        assert!(Format::parse("xml")
+            .unwrap_err()
+            .contains("csv, json or cgroups-csv"));
     }
 }
