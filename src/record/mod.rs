@@ -15,6 +15,7 @@ mod codec_attrs;
 mod codec_cgroups;
 mod codec_cpus;
 mod codec_zstd;
+#[cfg(any(test, feature = "testdata"))]
 #[doc(hidden)]
 pub mod crafted;
 pub mod format;
