@@ -143,14 +143,15 @@ impl CgroupAcc {
         let mut hops = 0;
         while let Some(i) = at {
             let s = &mut self.sums[i];
-            s.threads += 1;
+            s.threads = s.threads.saturating_add(1);
             if let Some(iv) = iv {
                 s.measured = true;
-                s.voluntary += iv.voluntary;
-                s.involuntary += iv.involuntary;
-                s.oncpu_ns += iv.oncpu_ns;
+                // saturating: a hostile recording cannot overflow them
+                s.voluntary = s.voluntary.saturating_add(iv.voluntary);
+                s.involuntary = s.involuntary.saturating_add(iv.involuntary);
+                s.oncpu_ns = s.oncpu_ns.saturating_add(iv.oncpu_ns);
                 if let Some(m) = iv.migrations {
-                    s.migrations = Some(s.migrations.unwrap_or(0) + m);
+                    s.migrations = Some(s.migrations.unwrap_or(0).saturating_add(m));
                 }
                 if let Some(h) = &iv.slice_hist {
                     s.slice_hist.get_or_insert_with(Log2Hist::new).merge(h);
