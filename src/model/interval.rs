@@ -104,15 +104,17 @@ impl Totals {
     }
 
     fn add(&mut self, o: &Totals) {
-        self.voluntary += o.voluntary;
-        self.involuntary += o.involuntary;
-        self.oncpu_ns += o.oncpu_ns;
-        self.wait_ns += o.wait_ns;
+        // saturating: a damaged recording can hold any counts
+        self.voluntary = self.voluntary.saturating_add(o.voluntary);
+        self.involuntary = self.involuntary.saturating_add(o.involuntary);
+        self.oncpu_ns = self.oncpu_ns.saturating_add(o.oncpu_ns);
+        self.wait_ns = self.wait_ns.saturating_add(o.wait_ns);
         if let Some(m) = o.migrations {
-            self.migrations = Some(self.migrations.unwrap_or(0) + m);
+            self.migrations = Some(self.migrations.unwrap_or(0).saturating_add(m));
         }
         if let Some(m) = o.cross_node_migrations {
-            self.cross_node_migrations = Some(self.cross_node_migrations.unwrap_or(0) + m);
+            self.cross_node_migrations =
+                Some(self.cross_node_migrations.unwrap_or(0).saturating_add(m));
         }
         merge_hist(&mut self.slice_hist, &o.slice_hist);
         merge_hist(&mut self.wait_hist, &o.wait_hist);
@@ -142,7 +144,7 @@ fn fill(row: &mut Row, t: Option<&Totals>, dt: f64) {
         .as_ref()
         .map(Log2Hist::total)
         .filter(|&n| n > 0)
-        .unwrap_or(t.voluntary + t.involuntary);
+        .unwrap_or(t.voluntary.saturating_add(t.involuntary));
     row.avg_slice_ns = (slices > 0).then(|| t.oncpu_ns as f64 / slices as f64);
     row.p99_slice_us = t.slice_hist.as_ref().and_then(|h| h.quantile_us(0.99));
     row.p99_wait_us = t.wait_hist.as_ref().and_then(|h| h.quantile_us(0.99));
@@ -238,8 +240,8 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         });
         p.threads += 1;
         p.exited &= t.exited;
-        p.voluntary += t.voluntary;
-        p.involuntary += t.involuntary;
+        p.voluntary = p.voluntary.saturating_add(t.voluntary);
+        p.involuntary = p.involuntary.saturating_add(t.involuntary);
         if p.comm.is_empty() || t.tid == t.pid {
             p.comm = if t.process_comm.is_empty() {
                 t.comm.clone()

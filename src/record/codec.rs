@@ -6,11 +6,12 @@
 //! nanosecond counters, histograms) so zstd sees like next to like.
 //! Everything round-trips exactly: decode(encode(s, p), p) == s.
 use std::collections::HashMap;
-use std::io::Read;
 
 use super::codec_attrs::{get_attrs, put_attrs};
+pub(super) use super::codec_budget::Budget;
+pub use super::codec_budget::{decoded_size, MAX_DECODED};
 use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
-use super::format::MAX_RAW;
+pub use super::codec_zstd::{compress, decompress};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
 use crate::model::{Baseline, Log2Hist, Losses, Sample, SystemSample, ThreadAttrs, ThreadSample};
 
@@ -40,58 +41,6 @@ const MAX_HIST: usize = 4096;
 const SPARSE_HIST: usize = 64;
 
 const STREAMS: usize = 8;
-
-/// Most memory one decoded Sample may take. A few KB of zstd can hold a
-/// Sample of millions of 16-byte threads (zeros compress to nothing), so
-/// neither the payload nor the decompressed size bounds what decoding
-/// builds; this does. A real thread takes ~700 bytes decoded (names, two
-/// histograms): ~190,000 threads fit, twice the largest Sample measured
-/// (100,000 threads), and the writer refuses a Sample over it rather than
-/// write one no reader opens. A dump holds about four Samples at once, so
-/// the worst file costs ~600 MB, not the host.
-pub const MAX_DECODED: usize = 128 << 20;
-
-/// What decoding has left of MAX_DECODED.
-pub(super) struct Budget(usize);
-
-impl Budget {
-    fn take(&mut self, bytes: usize) -> DResult<()> {
-        self.0 = self
-            .0
-            .checked_sub(bytes)
-            .ok_or(DecodeError("decoded Sample over the memory limit"))?;
-        Ok(())
-    }
-
-    pub(super) fn items<T>(&mut self, n: usize) -> DResult<()> {
-        self.take(n.saturating_mul(std::mem::size_of::<T>()))
-    }
-}
-
-/// Memory `s` takes as the decoder counts it (see MAX_DECODED).
-pub fn decoded_size(s: &Sample) -> usize {
-    use std::mem::size_of;
-    let hist = |h: &Option<Log2Hist>| h.as_ref().map_or(0, |h| h.counts.len() * 8);
-    let threads: usize = s
-        .threads
-        .iter()
-        .map(|t| {
-            size_of::<ThreadSample>()
-                + t.comm.len()
-                + t.process_comm.len()
-                + hist(&t.slice_hist)
-                + hist(&t.wait_hist)
-        })
-        .sum();
-    let cpus: usize = s
-        .cpus
-        .iter()
-        .map(|c| {
-            size_of::<crate::model::CpuSample>() + c.rq.as_ref().map_or(0, |r| r.hist.len() * 8)
-        })
-        .sum();
-    threads + cpus + s.migrations.len() * size_of::<crate::model::MigrationCount>()
-}
 
 #[derive(Default)]
 struct Streams {
@@ -182,68 +131,6 @@ fn decode_sample(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
 /// Whether the encoded Sample is a key frame.
 pub fn is_key(raw: &[u8]) -> bool {
     raw.first() == Some(&MODE_KEY)
-}
-
-/// zstd-compress an encoded Sample: uncompressed length, then one zstd
-/// frame, with a block boundary at each of `splits`.
-pub fn compress(raw: &[u8], splits: &[usize], level: i32) -> Vec<u8> {
-    let mut out = Vec::with_capacity(raw.len() / 4 + 16);
-    put_u64(&mut out, raw.len() as u64);
-    let z = compress_blocks(raw, splits, level).unwrap_or_else(|_| {
-        // compressing from memory fails only for lack of memory
-        zstd::bulk::compress(raw, level).unwrap_or_default()
-    });
-    out.extend_from_slice(&z);
-    out
-}
-
-fn compress_blocks(raw: &[u8], splits: &[usize], level: i32) -> std::io::Result<Vec<u8>> {
-    use std::io::Write;
-    let mut enc = zstd::stream::write::Encoder::new(Vec::with_capacity(raw.len() / 4), level)?;
-    enc.include_contentsize(true)?;
-    enc.set_pledged_src_size(Some(raw.len() as u64))?;
-    let mut start = 0;
-    for &end in splits.iter().chain([raw.len()].iter()) {
-        let end = end.clamp(start, raw.len());
-        enc.write_all(&raw[start..end])?;
-        enc.flush()?; // ends the block
-        start = end;
-    }
-    enc.finish()
-}
-
-/// Inverse of `compress`, never allocating more than the declared length,
-/// which is itself capped (MAX_RAW), nor a zstd window over 8 MiB.
-pub fn decompress(payload: &[u8]) -> DResult<Vec<u8>> {
-    super::fuzz_tally::tally(
-        super::fuzz_tally::Decoder::Decompress,
-        decompress_payload(payload),
-    )
-}
-
-fn decompress_payload(payload: &[u8]) -> DResult<Vec<u8>> {
-    let mut c = Cursor::new(payload);
-    let n = c.u64()?;
-    if n > MAX_RAW as u64 {
-        return Err(DecodeError("declared Sample size over the limit"));
-    }
-    let n = n as usize;
-    let z = c.take(c.remaining())?;
-    let mut dec = zstd::stream::read::Decoder::with_buffer(z)
-        .map_err(|_| DecodeError("zstd decoder failed to start"))?;
-    dec.window_log_max(23)
-        .map_err(|_| DecodeError("zstd decoder failed to start"))?;
-    // grows with what really decompresses, up to n (+1 to detect overrun)
-    let mut raw = Vec::with_capacity(n.min(1 << 20));
-    let read = dec.take(n as u64 + 1).read_to_end(&mut raw);
-    super::fuzz_tally::decompressed(raw.len());
-    read.map_err(|_| DecodeError("zstd data damaged"))?;
-    if raw.len() != n {
-        return Err(DecodeError(
-            "decompressed size differs from the declared size",
-        ));
-    }
-    Ok(raw)
 }
 
 fn encode_system(out: &mut Vec<u8>, s: &SystemSample, p: &SystemSample) {

@@ -166,10 +166,12 @@ pub fn repeated_headers(n: u32) -> Vec<u8> {
     out
 }
 
-/// Three segments; the middle one written by a newer format version.
+/// Three segments; the middle one written by a format version newer than
+/// this build's.
 pub fn newer_segment() -> Vec<u8> {
     let mut out = segment(0x3331, &samples(6, 3), 1, 0);
-    let b = segment(0x3332, &samples(6, 4), 2, out.len() as u64);
+    let newer = super::format::FORMAT_VERSION + 1;
+    let b = segment(0x3332, &samples(6, 4), newer, out.len() as u64);
     out.extend_from_slice(&b);
     let c = segment(0x3333, &samples(6, 5), 1, out.len() as u64);
     out.extend_from_slice(&c);

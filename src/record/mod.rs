@@ -12,7 +12,9 @@
 //! - `testdata`: deterministic synthetic Samples (tests, benches, fixture).
 pub mod codec;
 mod codec_attrs;
+mod codec_budget;
 mod codec_cpus;
+mod codec_zstd;
 #[doc(hidden)]
 pub mod crafted;
 pub mod format;
