@@ -7,6 +7,8 @@ pub mod collect;
 pub mod docs;
 pub mod doctor;
 pub mod export;
+/// The fuzz targets' bodies (fuzz/, tests): not in the release binary.
+#[cfg(any(test, feature = "testdata"))]
 pub mod fuzz;
 pub mod model;
 pub mod record;

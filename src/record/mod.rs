@@ -15,6 +15,8 @@ mod codec_attrs;
 mod codec_budget;
 mod codec_cpus;
 mod codec_zstd;
+/// Hostile recordings for tests and the fuzz corpus (not in the release binary).
+#[cfg(any(test, feature = "testdata"))]
 #[doc(hidden)]
 pub mod crafted;
 pub mod format;
