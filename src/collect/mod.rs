@@ -1,16 +1,13 @@
 //! Sources of Samples: BPF when it can load, /proc otherwise (`LiveSource`);
 //! the `Source` trait every mode reads through, and the one `sampler` loop.
 pub mod bpf;
-<<<<<<< HEAD
 mod bpf_load;
 mod bpf_maps;
 mod bpf_threads;
-mod exit_drainer;
-pub mod features;
-=======
 pub mod cgroup_ids;
 pub mod cgroupfs;
->>>>>>> cgroups
+mod exit_drainer;
+pub mod features;
 pub mod flight;
 pub mod perf;
 pub mod procfs;
