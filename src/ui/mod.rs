@@ -9,6 +9,7 @@ pub mod feed;
 pub mod fixtures;
 pub mod flight_key;
 pub mod format;
+pub mod history;
 pub mod keys;
 pub mod layout;
 pub mod recording;
