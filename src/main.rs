@@ -57,13 +57,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             pid: t.pid,
         }),
         Some(Command::Snapshot(args)) => schedtop::snapshot::run(&args),
-        None if !cli.batch => schedtop::ui::run::run_live_flight(
+        None if !cli.batch => schedtop::ui::run::run_live_history(
             &opts,
             &schedtop::ui::screenshot_key::ScreenshotConfig::new(
                 &cli.screenshot.screenshot_formats,
                 &cli.screenshot.screenshot_dir,
             )?,
             cli.flight.map(std::time::Duration::from_secs_f64),
+            cli.history,
         ),
         None => {
             // not used in batch mode, but not accepted unchecked either

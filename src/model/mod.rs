@@ -1,6 +1,6 @@
 //! The data contract: one `Sample` per interval, whatever the source.
-pub mod cpus;
 pub mod cgroup_name;
+pub mod cpus;
 pub mod fasthash;
 pub mod flows;
 pub mod hist;

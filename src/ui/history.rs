@@ -78,7 +78,10 @@ impl History {
     pub fn resident_bytes(&self) -> usize {
         self.bytes
             + self.last.as_ref().map_or(0, codec::decoded_size)
-            + self.cache.as_ref().map_or(0, |(_, s)| codec::decoded_size(s))
+            + self
+                .cache
+                .as_ref()
+                .map_or(0, |(_, s)| codec::decoded_size(s))
     }
 
     /// Samples dropped so far (too old, or over the byte cap).
@@ -111,10 +114,7 @@ impl History {
     /// group the newest Sample is in stays.
     fn trim(&mut self, now_ns: u64) -> usize {
         let mut n = 0;
-        loop {
-            let Some(front) = self.frames.front() else {
-                break;
-            };
+        while let Some(front) = self.frames.front() {
             let too_old = now_ns.saturating_sub(front.time_ns) > self.window_ns;
             if !too_old && self.bytes <= self.byte_cap {
                 break;

@@ -15,6 +15,7 @@ pub mod layout;
 pub mod recording;
 pub mod render;
 pub mod replay;
+pub mod rewind;
 pub mod run;
 pub mod screenshot_key;
 pub mod session;
