@@ -233,3 +233,100 @@ fn r_while_rewound_records_the_whole_history_then_what_follows() {
     assert_eq!(r.sample(FIRST + 2).unwrap(), samples[FIRST + 2]);
     assert_eq!(r.sample(7).unwrap(), samples[7]);
 }
+
+/// A session fed FIRST Samples directly (no loop).
+fn fed() -> (Session, Vec<Sample>) {
+    let (host, samples) = synth();
+    let mut s = session(&host);
+    for x in &samples[..FIRST] {
+        s.push_sample(x.clone());
+    }
+    (s, samples)
+}
+
+#[test]
+fn j_then_esc_from_live_stays_live_and_a_jump_rewinds() {
+    let (mut s, samples) = fed();
+    s.apply(Action::Replay(ReplayAction::JumpStart));
+    assert!(s.replay.as_ref().is_some_and(|r| r.prompt.is_some()));
+    s.apply(Action::Replay(ReplayAction::JumpCancel));
+    assert!(s.replay.is_none(), "Esc with nothing moved is live again");
+    // j -10s: ten seconds before the newest kept Sample
+    s.apply(Action::Replay(ReplayAction::JumpStart));
+    for c in "-10s".chars() {
+        s.apply(Action::Replay(ReplayAction::JumpChar(c)));
+    }
+    s.apply(Action::Replay(ReplayAction::JumpDone));
+    let shown = s.current().map(|c| c.time_ns);
+    // the Sample whose interval holds that moment: the first at or after it
+    let t = samples[FIRST - 1].time_ns - 10_000_000_000;
+    let want = samples[..FIRST].iter().find(|x| x.time_ns >= t);
+    assert_eq!(shown, want.map(|x| x.time_ns));
+    assert!(schedtop::ui::rewind::rewound(&s));
+    // a live Sample arrives: the screen stays, the history grows
+    s.push_sample(samples[FIRST].clone());
+    assert_eq!(s.current().map(|c| c.time_ns), shown);
+    assert_eq!(
+        s.history().map(schedtop::collect::Seekable::len),
+        Some(FIRST + 1)
+    );
+    // End: the newest, live
+    s.apply(Action::Replay(ReplayAction::Last));
+    assert!(s.replay.is_none());
+    assert_eq!(s.current().map(|c| c.time_ns), Some(samples[FIRST].time_ns));
+    s.push_sample(samples[FIRST + 1].clone());
+    assert_eq!(
+        s.current().map(|c| c.time_ns),
+        Some(samples[FIRST + 1].time_ns)
+    );
+}
+
+#[test]
+fn playing_up_to_the_newest_sample_is_live_again() {
+    let (mut s, _) = fed();
+    for _ in 0..2 {
+        s.apply(Action::Replay(ReplayAction::StepBack));
+    }
+    s.apply(Action::Replay(ReplayAction::CycleSpeed)); // x10
+    s.apply(Action::Replay(ReplayAction::PlayPause));
+    let mut now = 1_000_000_000u64;
+    for _ in 0..20 {
+        s.tick(now);
+        now += 200_000_000;
+    }
+    assert!(s.replay.is_none(), "still rewound after playing to the end");
+}
+
+#[test]
+fn without_history_t_says_rewind_is_off() {
+    let (host, samples) = synth();
+    let mut s = Session::live(AppState::new(host, Mode::Live));
+    for x in &samples[..3] {
+        s.push_sample(x.clone());
+    }
+    s.apply(Action::Replay(ReplayAction::StepBack));
+    assert!(s.replay.is_none());
+    let st = format!("{:?}", s.status);
+    assert!(st.contains("rewind is off"), "{st}");
+}
+
+#[test]
+fn the_history_flag_parses_durations_and_refuses_the_rest() {
+    use clap::Parser;
+    use schedtop::cli::Cli;
+    let ns = |a: &[&str]| Cli::try_parse_from(a).map(|c| c.history);
+    assert_eq!(ns(&["schedtop"]).unwrap(), 600_000_000_000);
+    assert_eq!(
+        ns(&["schedtop", "--history", "90s"]).unwrap(),
+        90_000_000_000
+    );
+    assert_eq!(ns(&["schedtop", "--history", "0"]).unwrap(), 0);
+    let e = ns(&["schedtop", "--history", "soon"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bad duration \"soon\""), "{e}");
+    let e = ns(&["schedtop", "--history", "2d"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("at most a day"), "{e}");
+}

@@ -57,6 +57,13 @@ pub fn apply(app: &mut AppState, h: &mut History, saved: &mut Saved, a: ReplayAc
         return;
     }
     replay::apply(app, h, a);
+    // `j` from live, then Esc: nothing moved, so live again
+    let at_newest = app.replay.as_ref().is_some_and(|r| {
+        r.prompt.is_none() && r.index == Some(h.len().saturating_sub(1)) && !r.playing
+    });
+    if a == ReplayAction::JumpCancel && at_newest {
+        back_to_live(app, h, saved);
+    }
 }
 
 /// `End`: the newest kept Sample on screen, and live again.
@@ -69,12 +76,23 @@ pub fn back_to_live(app: &mut AppState, h: &mut History, saved: &Saved) {
 }
 
 /// Playback while rewound (space): the cursor follows the clock; at the
-/// newest Sample it stops there.
-pub fn advance(app: &mut AppState, h: &mut History, now_ns: u64) -> bool {
-    if !rewound(app) {
+/// newest kept Sample the view is live again.
+pub fn advance(app: &mut AppState, h: &mut History, saved: &Saved, now_ns: u64) -> bool {
+    let was_playing = app.replay.as_ref().is_some_and(|r| r.playing);
+    if !rewound(app) || !was_playing {
         return false;
     }
-    replay::advance(app, h, now_ns)
+    let changed = replay::advance(app, h, now_ns);
+    let caught_up = app
+        .replay
+        .as_ref()
+        .is_some_and(|r| !r.playing && r.index == Some(h.len().saturating_sub(1)));
+    if caught_up {
+        // played up to the newest kept Sample: live again
+        back_to_live(app, h, saved);
+        return true;
+    }
+    changed
 }
 
 /// The header's `REWIND −42s  live 12:03:04 UTC` while rewound.

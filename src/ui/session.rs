@@ -106,7 +106,7 @@ impl Session {
     pub fn tick(&mut self, now_ns: u64) -> bool {
         match (self.replay_source.as_deref_mut(), self.history.as_mut()) {
             (Some(src), _) => replay::advance(&mut self.app, src, now_ns),
-            (None, Some(h)) => rewind::advance(&mut self.app, h, now_ns),
+            (None, Some(h)) => rewind::advance(&mut self.app, h, &self.rewind_saved, now_ns),
             (None, None) => false,
         }
     }
