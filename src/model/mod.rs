@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod physics;
 pub mod rates;
 pub mod sample;
+pub mod trigger;
 
 pub use hist::Log2Hist;
 pub use sample::*;
