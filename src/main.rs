@@ -30,6 +30,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         force_procfs: cli.live.procfs,
         require_bpf: cli.live.require_bpf,
     };
+    if cli.history != schedtop::ui::history::DEFAULT_WINDOW_NS && cli.command.is_some() {
+        anyhow::bail!("--history is for the live view (schedtop --history 10m)");
+    }
     if cli.flight.is_some() && cli.command.is_some() {
         anyhow::bail!("--flight is for the live view (schedtop --flight SECS)");
     }

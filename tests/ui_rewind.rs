@@ -330,3 +330,12 @@ fn the_history_flag_parses_durations_and_refuses_the_rest() {
         .to_string();
     assert!(e.contains("at most a day"), "{e}");
 }
+
+#[test]
+fn batch_mode_is_not_refused_for_the_default_history() {
+    use clap::Parser;
+    use schedtop::cli::Cli;
+    assert!(Cli::try_parse_from(["schedtop", "--batch"]).is_ok());
+    let e = Cli::try_parse_from(["schedtop", "--batch", "--history", "5m"]).unwrap_err();
+    assert!(e.to_string().contains("--history"), "{e}");
+}
