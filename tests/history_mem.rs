@@ -54,6 +54,16 @@ fn ten_minutes_of_10000_threads_fit_the_cap() {
     assert!(h.bytes() <= DEFAULT_BYTE_CAP);
     // and what is kept reads back exactly
     assert_eq!(h.sample(SAMPLES - 1).unwrap(), last.unwrap());
+    // what a T press costs at most: a read far from the cache decodes
+    // from its key frame (KEY_EVERY - 1 deltas at worst)
+    let t = std::time::Instant::now();
+    let worst = KEY_EVERY - 1 + KEY_EVERY * 3;
+    let s = h.sample(worst).unwrap();
+    println!(
+        "history: reading Sample {worst} from its key frame: {:.1} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    assert_eq!(s.threads.len(), h.sample(worst).unwrap().threads.len());
 }
 
 #[test]
