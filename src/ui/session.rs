@@ -1,7 +1,8 @@
 //! The UI's shell around `AppState`: what the event loop owns besides the
-//! state. Each Sample fans out here to the sinks (the `R` recording) and
-//! to the state, side by side; a replay's recording is a seekable source
-//! this drives (the state holds only the cursor). `AppState` itself does
+//! state. Each Sample fans out here to the sinks (the `R` recording, the
+//! live history) and to the state, side by side; a replay's recording, and
+//! the live history while rewound, are seekable sources this drives (the
+//! state holds only the cursor). `AppState` itself does
 //! no I/O. A `Session` reads as its `AppState` (Deref) for rendering.
 use std::ops::{Deref, DerefMut};
 
