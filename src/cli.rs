@@ -28,6 +28,20 @@ pub struct Cli {
     /// the W key writes them as a Perfetto trace in --screenshot-dir (needs root)
     #[arg(long, value_name = "SECS", value_parser = parse_flight, conflicts_with = "batch")]
     pub flight: Option<f64>,
+    /// Live view: keep this much of the past in memory (e.g. 10m, 90s; 0 turns
+    /// it off) for T / j to rewind through, bounded to 256 MiB of
+    /// compressed Samples
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_history, conflicts_with = "batch")]
+    pub history: u64,
+}
+
+/// `--history`: a duration up to a day, in ns (0: off).
+fn parse_history(s: &str) -> Result<u64, String> {
+    let v = crate::record::timeexpr::parse_duration(s)?;
+    if v > 86_400_000_000_000 {
+        return Err("--history must be at most a day (24h)".into());
+    }
+    Ok(v)
 }
 
 fn parse_flight(s: &str) -> Result<f64, String> {

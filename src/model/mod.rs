@@ -9,6 +9,8 @@ pub mod metrics;
 pub mod physics;
 pub mod rates;
 pub mod sample;
+pub mod trigger;
+pub mod trigger_eval;
 
 pub use hist::Log2Hist;
 pub use sample::*;
