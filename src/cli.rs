@@ -75,6 +75,8 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Render one screen to a file, headless: from this machine (after --duration) or from a recording (--from FILE --at T)
     Snapshot(SnapshotArgs),
+    /// Export scheduler metrics for Prometheus (OpenMetrics at http://127.0.0.1:9717/metrics)
+    Serve(ServeArgs),
     /// Record every scheduler event (switch, wakeup, migration) for SECS seconds
     /// into a Perfetto trace (open it in ui.perfetto.dev); needs root
     Trace(TraceArgs),
@@ -245,4 +247,33 @@ pub struct SnapshotArgs {
     pub select: Option<String>,
     #[command(flatten)]
     pub live: LiveArgs,
+}
+
+/// `schedtop serve`: an OpenMetrics exporter.
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Address to listen on (HOST:PORT)
+    #[arg(long, value_name = "ADDR", default_value = crate::serve::DEFAULT_LISTEN)]
+    pub listen: String,
+    /// Interval between Samples, in seconds; scrapes read the newest one
+    #[arg(short = 'i', long, value_name = "SECS", default_value_t = 5.0, value_parser = parse_interval)]
+    pub interval: f64,
+    /// Export the N processes (with --per-thread: also the N threads) with the most switches per second
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+    /// Also export per-thread series (the --top N threads)
+    #[arg(long)]
+    pub per_thread: bool,
+    /// At most this many series per scrape; what is left out is counted in schedtop_omitted
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_series: usize,
+    /// Only threads of this process (repeatable)
+    #[arg(short = 'p', long = "pid", value_name = "PID")]
+    pub pids: Vec<u32>,
+    /// Read /proc only, even as root (no histograms or migrations)
+    #[arg(long)]
+    pub procfs: bool,
+    /// Fail instead of falling back to /proc when BPF cannot load
+    #[arg(long)]
+    pub require_bpf: bool,
 }

@@ -9,6 +9,8 @@ pub mod doctor;
 pub mod export;
 pub mod model;
 pub mod record;
+pub mod serve;
+pub mod serve_http;
 pub mod snapshot;
 pub mod trace;
 pub mod ui;

@@ -1,4 +1,7 @@
 //! Ways out of schedtop other than the terminal.
 pub mod json;
+pub mod openmetrics;
+pub mod openmetrics_encode;
+pub mod openmetrics_totals;
 pub mod perfetto;
 pub mod screenshot;

@@ -2,6 +2,7 @@
 pub mod fasthash;
 pub mod flows;
 pub mod hist;
+pub mod pressure;
 pub mod rates;
 pub mod sample;
 
