@@ -32,15 +32,20 @@ fn start(extra: &[&str]) -> Serve {
         .spawn()
         .unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
+    // killed on drop from here on, even if the start fails
+    let mut serve = Serve {
+        child,
+        addr: "0.0.0.0:0".parse().unwrap(),
+    };
     let mut line = String::new();
     loop {
         line.clear();
         assert!(err.read_line(&mut line).unwrap() > 0, "serve exited early");
         if let Some(rest) = line.split("serving http://").nth(1) {
-            let addr = rest.split('/').next().unwrap().parse().unwrap();
+            serve.addr = rest.split('/').next().unwrap().parse().unwrap();
             // keep draining stderr so the child never blocks on it
             std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-            return Serve { child, addr };
+            return serve;
         }
     }
 }
