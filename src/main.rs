@@ -37,9 +37,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Doctor) => schedtop::doctor::run(),
         Some(Command::Completions { shell }) => schedtop::docs::completions(shell),
         Some(Command::Man) => schedtop::docs::man(),
-        Some(Command::Record(args)) => schedtop::record::cli::record(&args),
-        Some(Command::Dump(args)) => schedtop::record::cli::dump(&args),
-        Some(Command::Replay(args)) => schedtop::record::cli::replay(&args),
+        Some(Command::Record(args)) => schedtop::record_cli::record(&args),
+        Some(Command::Dump(args)) => schedtop::record_cli::dump(&args),
+        Some(Command::Replay(args)) => schedtop::record_cli::replay(&args),
         Some(Command::Trace(t)) => schedtop::trace::run(&schedtop::trace::TraceOptions {
             duration: std::time::Duration::from_secs_f64(t.duration),
             output: t.output,

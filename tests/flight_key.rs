@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use schedtop::collect::flight::{EventKind, FlightEvent, COMM_LEN};
-use schedtop::collect::flight_ring::{
+use schedtop::export::flight_ring::{
     write_dump, DumpOutcome, DumpRequest, DumpSummary, Ring, DEFAULT_BYTE_CAP,
 };
 use schedtop::export::perfetto::ClockSnapshot;

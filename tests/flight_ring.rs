@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use common::perfetto::{decode, int32, Decoded, SCHED_SWITCH};
 use common::Workload;
 use schedtop::collect::flight::FlightOptions;
-use schedtop::collect::flight_ring::{
+use schedtop::export::flight_ring::{
     DumpRequest, DumpSummary, FlightRecorder, CHUNK_NS, DEFAULT_BYTE_CAP,
 };
 

@@ -3,9 +3,9 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use schedtop::export::dump::{csv_header, dump, DumpOptions, Format};
 use schedtop::export::json::interval_record;
 use schedtop::model::Sample;
-use schedtop::record::dump::{dump, DumpOptions, Format, CSV_HEADER};
 use schedtop::record::testdata::{synthetic_host, synthetic_samples, Rng, SynthOptions};
 use schedtop::record::timeexpr::parse_time;
 use schedtop::record::{OpenMode, Reader, WriteOptions, Writer, Written};
@@ -394,11 +394,18 @@ fn dump_json_is_the_batch_schema_and_csv_has_a_row_per_thread() {
     let rep = dump(&mut r, &csv, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let rows: Vec<&str> = text.lines().collect();
-    assert_eq!(rows[0], CSV_HEADER);
+    assert_eq!(rows[0], csv_header());
+    // the documented header (README "Recording"): scripts read these names
+    assert_eq!(
+        csv_header(),
+        "time,time_ns,interval_s,host,tid,pid,comm,process,cpu,voluntary,involuntary,\
+voluntary_per_s,involuntary_per_s,oncpu_ns,wait_ns,migrations,cross_node_migrations,\
+slice_hist_us,wait_hist_us,exited"
+    );
     let want_rows: usize = samples[1..].iter().map(|s| s.threads.len()).sum();
     assert_eq!(rows.len() - 1, want_rows);
     assert_eq!(rep.rows as usize, want_rows);
-    let cols = CSV_HEADER.split(',').count();
+    let cols = csv_header().split(',').count();
     assert!(rows.iter().all(|r| r.split(',').count() == cols));
 
     // -p and a time window

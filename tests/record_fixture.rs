@@ -3,8 +3,8 @@
 //! later version. Never regenerate it; add a new fixture for a new format.
 use std::path::Path;
 
+use schedtop::export::dump::{dump, DumpOptions, Format};
 use schedtop::model::SourceKind;
-use schedtop::record::dump::{dump, DumpOptions, Format};
 use schedtop::record::Reader;
 
 fn open() -> Reader {

@@ -3,7 +3,7 @@
 //! of it. A panic anywhere fails the test.
 use std::path::Path;
 
-use schedtop::record::fuzz::read_bytes;
+use schedtop::fuzz::read_bytes;
 use schedtop::record::testdata::Rng;
 
 fn corpus() -> Vec<(String, Vec<u8>)> {

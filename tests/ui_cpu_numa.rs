@@ -367,7 +367,7 @@ fn history_is_bounded_per_cpu_not_samples() {
     assert_eq!(app.history.len(), schedtop::ui::app::HISTORY_CAP);
     for c in [0, 1] {
         let s = app.cpu_history.get(c).unwrap();
-        assert_eq!(s.len(), schedtop::ui::cpus::CPU_HISTORY_CAP);
+        assert_eq!(s.len(), schedtop::model::cpus::CPU_HISTORY_CAP);
         // the newest point is the last interval, k = 319 (Sample 319 counts
         // intervals 0..=319)
         let k = 319;

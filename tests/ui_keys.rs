@@ -2,12 +2,12 @@
 //! same mapping as the live UI (`keys::map_event`), then `AppState::apply`.
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
+use schedtop::model::interval::RowKey;
 use schedtop::model::{Sample, SourceKind};
 use schedtop::ui::action::{Action, Effect};
 use schedtop::ui::app::HistScope;
 use schedtop::ui::columns::Column;
 use schedtop::ui::fixtures;
-use schedtop::ui::rows::RowKey;
 use schedtop::ui::{keys, AppState, View};
 
 fn app() -> AppState {
@@ -55,7 +55,7 @@ fn next_sample_with_burst(app: &AppState, tid: u32) -> Sample {
 #[test]
 fn default_sort_is_involuntary_switches_descending_unknown_last() {
     let app = app();
-    assert_eq!(app.sort, Column::Nvcsw);
+    assert_eq!(app.sort, Column::NVCSW);
     let v: Vec<Option<f64>> = app.rows.iter().map(|r| r.nvcsw_s).collect();
     let known: Vec<f64> = v.iter().flatten().copied().collect();
     assert!(known.windows(2).all(|w| w[0] >= w[1]), "{known:?}");
@@ -67,7 +67,7 @@ fn default_sort_is_involuntary_switches_descending_unknown_last() {
 fn sort_column_moves_and_inverts() {
     let mut app = app();
     key(&mut app, KeyCode::Char('>'));
-    assert_eq!(app.sort, Column::CpuPct);
+    assert_eq!(app.sort, Column::CPU_PCT);
     assert_eq!(app.rows[0].comm, "spin");
     key(&mut app, KeyCode::Char('I'));
     assert!(app.sort_inverted);
@@ -79,9 +79,9 @@ fn sort_column_moves_and_inverts() {
     );
     assert_eq!(v.last(), Some(&None), "unknown still last when inverted");
     key(&mut app, KeyCode::F(6));
-    assert_eq!(app.sort, Column::AvgSlice);
+    assert_eq!(app.sort, Column::AVG_SLICE);
     key(&mut app, KeyCode::Char('P'));
-    assert_eq!(app.sort, Column::CpuPct, "P sorts by CPU% as in htop");
+    assert_eq!(app.sort, Column::CPU_PCT, "P sorts by CPU% as in htop");
     key(&mut app, KeyCode::Char('>'));
     assert!(
         !app.sort_inverted,
@@ -90,12 +90,12 @@ fn sort_column_moves_and_inverts() {
     key(&mut app, KeyCode::Char('<'));
     key(&mut app, KeyCode::Char('<'));
     key(&mut app, KeyCode::Char('<'));
-    assert_eq!(app.sort, Column::Vcsw);
+    assert_eq!(app.sort, Column::VCSW);
     assert_eq!(app.rows[0].comm, "kworker/1:2");
     // by name: alphabetical
     key(&mut app, KeyCode::Char('<'));
     key(&mut app, KeyCode::Char('<'));
-    assert_eq!(app.sort, Column::Comm);
+    assert_eq!(app.sort, Column::COMM);
     let names = comms(&app);
     let mut sorted = names.clone();
     sorted.sort_by_key(|s| s.to_lowercase());
@@ -103,9 +103,9 @@ fn sort_column_moves_and_inverts() {
     // at 80 columns PID is not shown, so it is not a sort choice
     app.apply(Action::Resize(80, 24));
     key(&mut app, KeyCode::Char('<'));
-    assert_eq!(app.sort, Column::Tid);
+    assert_eq!(app.sort, Column::TID);
     key(&mut app, KeyCode::Char('<'));
-    assert_eq!(app.sort, Column::Migr, "wraps around");
+    assert_eq!(app.sort, Column::MIGR, "wraps around");
 }
 
 #[test]

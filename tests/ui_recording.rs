@@ -35,9 +35,12 @@ fn default_names_are_safe_and_dated() {
     );
     assert_eq!(
         default_name("../evil/\u{1b}[2J", 0),
-        "schedtop-h.._evil___2J-19700101-000000.schedtop"
+        "schedtop-_._evil___2J-19700101-000000.schedtop"
     );
-    assert_eq!(default_name("", 0), "schedtop-h-19700101-000000.schedtop");
+    assert_eq!(
+        default_name("", 0),
+        "schedtop-unknown-19700101-000000.schedtop"
+    );
     assert!(!default_name(&"x/".repeat(500), 0).contains('/'));
 }
 

@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
+use schedtop::model::interval as rows;
 use schedtop::record::Reader;
 use schedtop::ui::action::Effect;
 use schedtop::ui::render::{buffer_text, render_to_buffer};
 use schedtop::ui::replay::{self, Replay, MAX_GAP_NS};
-use schedtop::ui::rows;
 use schedtop::ui::{keys, AppState, Mode, Session};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];

@@ -6,5 +6,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    schedtop::record::fuzz::read_bytes(data);
+    schedtop::fuzz::read_bytes(data);
 });

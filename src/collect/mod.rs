@@ -2,7 +2,6 @@
 //! the `Source` trait every mode reads through, and the one `sampler` loop.
 pub mod bpf;
 pub mod flight;
-pub mod flight_ring;
 pub mod perf;
 pub mod procfs;
 pub mod sampler;

@@ -170,7 +170,14 @@ mod tests {
     }
 
     fn host() -> HostInfo {
-        crate::record::testdata::synthetic_host(&Default::default())
+        HostInfo {
+            hostname: "test".into(),
+            kernel: "test".into(),
+            topology: Default::default(),
+            source: crate::model::SourceKind::Procfs,
+            degraded_reason: None,
+            interval_ns: 5,
+        }
     }
 
     fn samples(n: u64) -> Vec<Sample> {

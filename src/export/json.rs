@@ -1,9 +1,12 @@
 //! The batch-mode record: one JSON object per interval (JSON Lines). This
 //! schema is an interface scripts rely on (README "Batch output"); add
 //! fields, never rename or remove them.
+use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
-use crate::model::rates::{cpu_intervals, elapsed_s, intervals, migration_deltas, ThreadInterval};
+use crate::model::interval::{derive, Row};
+use crate::model::metrics::{self, Value};
+use crate::model::rates::{busy_pct, cpu_intervals, migration_deltas, ThreadInterval};
 use crate::model::{HostInfo, Sample};
 pub use crate::util::clock::{civil_from_days, rfc3339};
 
@@ -21,25 +24,36 @@ pub struct IntervalRecord {
     pub system: SystemRecord,
 }
 
-#[derive(Serialize)]
-pub struct ThreadRecord {
-    pub tid: u32,
-    pub pid: u32,
-    pub comm: String,
-    pub process: String,
-    pub cpu: u32,
-    pub voluntary: u64,
-    pub involuntary: u64,
-    /// null on a thread's first interval when its starting counts are unknown
-    pub voluntary_per_s: Option<f64>,
-    pub involuntary_per_s: Option<f64>,
-    pub oncpu_ns: Option<u64>,
-    pub wait_ns: Option<u64>,
-    pub migrations: Option<u64>,
-    pub cross_node_migrations: Option<u64>,
-    pub slice_hist_us: Option<Vec<[u64; 2]>>,
-    pub wait_hist_us: Option<Vec<[u64; 2]>>,
-    pub exited: bool,
+/// One thread's interval: the fields of the metric table (model/metrics.rs)
+/// that have a JSON name, in its order.
+pub struct ThreadRecord(pub Row);
+
+impl Serialize for ThreadRecord {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut m = ser.serialize_map(None)?;
+        for (name, metric) in metrics::fields() {
+            m.serialize_entry(name, &JsonValue((metric.get)(&self.0)))?;
+        }
+        m.end()
+    }
+}
+
+/// A metric's value as JSON: null when unknown, histograms as
+/// [[low bound µs, count], ...] of the non-empty buckets.
+struct JsonValue<'a>(Value<'a>);
+
+impl Serialize for JsonValue<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Value::None => ser.serialize_none(),
+            Value::U(v) => ser.serialize_u64(*v),
+            Value::I(v) => ser.serialize_i64(*v),
+            Value::F(v) => ser.serialize_f64(*v),
+            Value::Text(t) => ser.serialize_str(t),
+            Value::Hist(h) => h.nonzero_pairs().serialize(ser),
+            Value::Flag(b) => ser.serialize_bool(*b),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -74,39 +88,9 @@ pub struct SystemRecord {
 
 /// The record for the interval that ends with `cur`.
 pub fn interval_record(host: &HostInfo, prev: Option<&Sample>, cur: &Sample) -> IntervalRecord {
-    let dt = prev.map_or(host.interval_ns as f64 / 1e9, |p| elapsed_s(p, cur));
-    let threads = intervals(prev, cur)
-        .into_iter()
-        .map(|(t, iv)| {
-            let per_s = |f: fn(&ThreadInterval) -> u64| {
-                iv.as_ref().map(|i| ThreadInterval::per_s(f(i), dt))
-            };
-            ThreadRecord {
-                tid: t.tid,
-                pid: t.pid,
-                comm: t.comm.clone(),
-                process: t.process_comm.clone(),
-                cpu: t.cpu,
-                voluntary: t.voluntary,
-                involuntary: t.involuntary,
-                voluntary_per_s: per_s(|i| i.voluntary),
-                involuntary_per_s: per_s(|i| i.involuntary),
-                oncpu_ns: iv.as_ref().map(|i| i.oncpu_ns),
-                wait_ns: iv.as_ref().map(|i| i.wait_ns),
-                migrations: iv.as_ref().and_then(|i| i.migrations),
-                cross_node_migrations: iv.as_ref().and_then(|i| i.cross_node_migrations),
-                slice_hist_us: iv
-                    .as_ref()
-                    .and_then(|i| i.slice_hist.as_ref())
-                    .map(|h| h.nonzero_pairs()),
-                wait_hist_us: iv
-                    .as_ref()
-                    .and_then(|i| i.wait_hist.as_ref())
-                    .map(|h| h.nonzero_pairs()),
-                exited: t.exited,
-            }
-        })
-        .collect();
+    let d = derive(prev, cur, host.interval_ns as f64 / 1e9);
+    let dt = d.system.interval_s;
+    let threads = d.threads.into_iter().map(ThreadRecord).collect();
     let topo = &host.topology;
     let cpus = cpu_intervals(prev, cur, dt)
         .into_iter()
@@ -117,11 +101,7 @@ pub fn interval_record(host: &HostInfo, prev: Option<&Sample>, cur: &Sample) -> 
                 node: place.map_or(0, |p| p.node),
                 llc: place.map_or(c.cpu, |p| p.llc),
                 switches_per_s: ThreadInterval::per_s(c.switches, dt),
-                busy_pct: if dt > 0.0 {
-                    (c.busy_ns as f64 / 1e9 / dt * 100.0).min(100.0)
-                } else {
-                    0.0
-                },
+                busy_pct: busy_pct(c.busy_ns, dt),
                 rq_len_avg: c.rq.as_ref().map(|r| r.avg),
                 rq_len_max: c.rq.as_ref().map(|r| r.max),
                 rq_len_hist: c
@@ -139,9 +119,6 @@ pub fn interval_record(host: &HostInfo, prev: Option<&Sample>, cur: &Sample) -> 
             count,
         })
         .collect();
-    let ctxt = prev.map_or(0, |p| {
-        crate::model::rates::counter_delta(cur.system.context_switches, p.system.context_switches)
-    });
     IntervalRecord {
         time: rfc3339(cur.time_ns),
         time_ns: cur.time_ns,
@@ -152,7 +129,7 @@ pub fn interval_record(host: &HostInfo, prev: Option<&Sample>, cur: &Sample) -> 
         cpus,
         migrations,
         system: SystemRecord {
-            context_switches_per_s: ThreadInterval::per_s(ctxt, dt),
+            context_switches_per_s: d.system.switches_s.unwrap_or(0.0),
             procs_running: cur.system.procs_running,
             procs_blocked: cur.system.procs_blocked,
             load: cur.system.load,

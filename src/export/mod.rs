@@ -1,4 +1,6 @@
 //! Ways out of schedtop other than the terminal.
+pub mod dump;
+pub mod flight_ring;
 pub mod json;
 pub mod openmetrics;
 pub mod openmetrics_encode;

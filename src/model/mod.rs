@@ -1,7 +1,10 @@
 //! The data contract: one `Sample` per interval, whatever the source.
+pub mod cpus;
 pub mod fasthash;
 pub mod flows;
 pub mod hist;
+pub mod interval;
+pub mod metrics;
 pub mod pressure;
 pub mod rates;
 pub mod sample;

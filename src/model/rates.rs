@@ -31,6 +31,17 @@ impl ThreadInterval {
     }
 }
 
+/// Share of `interval_s` a CPU spent busy, in percent (at most 100: the
+/// kernel's tick accounting can overshoot an interval by a tick); 0 for an
+/// empty interval.
+pub fn busy_pct(busy_ns: u64, interval_s: f64) -> f64 {
+    if interval_s > 0.0 {
+        (busy_ns as f64 / 1e9 / interval_s * 100.0).min(100.0)
+    } else {
+        0.0
+    }
+}
+
 /// Difference of a cumulative counter; a counter that went down restarted.
 pub fn counter_delta(now: u64, before: u64) -> u64 {
     if now >= before {

@@ -8,12 +8,10 @@
 use std::collections::HashMap;
 use std::io::Read;
 
+use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
 use super::format::MAX_RAW;
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
-use crate::model::{
-    Baseline, CpuSample, Log2Hist, Losses, MigrationCount, RqSample, Sample, SystemSample,
-    ThreadSample,
-};
+use crate::model::{Baseline, Log2Hist, Losses, Sample, SystemSample, ThreadSample};
 
 const MODE_KEY: u8 = 0;
 const MODE_DELTA: u8 = 1;
@@ -215,7 +213,7 @@ fn decode_system(c: &mut Cursor, p: &SystemSample) -> DResult<SystemSample> {
     })
 }
 
-fn encode_counts(out: &mut Vec<u8>, cur: &[u64], refv: Option<&[u64]>) {
+pub(super) fn encode_counts(out: &mut Vec<u8>, cur: &[u64], refv: Option<&[u64]>) {
     let r = |i: usize| refv.and_then(|r| r.get(i)).copied().unwrap_or(0);
     put_u64(out, cur.len() as u64);
     if cur.len() <= SPARSE_HIST {
@@ -238,7 +236,7 @@ fn encode_counts(out: &mut Vec<u8>, cur: &[u64], refv: Option<&[u64]>) {
     }
 }
 
-fn decode_counts(c: &mut Cursor, refv: Option<&[u64]>) -> DResult<Vec<u64>> {
+pub(super) fn decode_counts(c: &mut Cursor, refv: Option<&[u64]>) -> DResult<Vec<u64>> {
     let r = |i: usize| refv.and_then(|r| r.get(i)).copied().unwrap_or(0);
     let n = c.u64()?;
     if n > MAX_HIST as u64 {
@@ -267,99 +265,6 @@ fn decode_counts(c: &mut Cursor, refv: Option<&[u64]>) -> DResult<Vec<u64>> {
         }
     }
     Ok(v)
-}
-
-fn encode_cpus(out: &mut Vec<u8>, cpus: &[CpuSample], prev: &[CpuSample]) {
-    put_u64(out, cpus.len() as u64);
-    for (i, cpu) in cpus.iter().enumerate() {
-        let r = prev.get(i);
-        put_delta(out, cpu.cpu.into(), r.map_or(i as u64, |r| r.cpu.into()));
-        put_delta(out, cpu.switches, r.map_or(0, |r| r.switches));
-        put_delta(out, cpu.busy_ns, r.map_or(0, |r| r.busy_ns));
-        let rr = r.and_then(|r| r.rq.as_ref());
-        match &cpu.rq {
-            None => out.push(0),
-            Some(rq) => {
-                out.push(1);
-                put_delta(out, rq.samples, rr.map_or(0, |x| x.samples));
-                put_delta(out, rq.sum, rr.map_or(0, |x| x.sum));
-                put_u64(out, rq.freq_hz.into());
-                encode_counts(out, &rq.hist, rr.map(|x| x.hist.as_slice()));
-            }
-        }
-    }
-}
-
-fn decode_cpus(c: &mut Cursor, prev: &[CpuSample]) -> DResult<Vec<CpuSample>> {
-    let n = c.count(4)?;
-    let mut cpus = Vec::with_capacity(n);
-    for i in 0..n {
-        let r = prev.get(i);
-        let cpu = u32::try_from(c.delta(r.map_or(i as u64, |r| r.cpu.into()))?)
-            .map_err(|_| DecodeError("CPU id over 32 bits"))?;
-        let switches = c.delta(r.map_or(0, |r| r.switches))?;
-        let busy_ns = c.delta(r.map_or(0, |r| r.busy_ns))?;
-        let rr = r.and_then(|r| r.rq.as_ref());
-        let rq = match c.u8()? {
-            0 => None,
-            1 => Some(RqSample {
-                samples: c.delta(rr.map_or(0, |x| x.samples))?,
-                sum: c.delta(rr.map_or(0, |x| x.sum))?,
-                freq_hz: c.u32()?,
-                hist: decode_counts(c, rr.map(|x| x.hist.as_slice()))?,
-            }),
-            _ => return Err(DecodeError("bad run-queue presence byte")),
-        };
-        cpus.push(CpuSample {
-            cpu,
-            switches,
-            busy_ns,
-            rq,
-        });
-    }
-    Ok(cpus)
-}
-
-fn encode_migrations(out: &mut Vec<u8>, cells: &[MigrationCount], prev: &[MigrationCount]) {
-    let before: HashMap<(u32, u32), u64> = prev
-        .iter()
-        .map(|m| ((m.from_cpu, m.to_cpu), m.count))
-        .collect();
-    put_u64(out, cells.len() as u64);
-    let (mut from, mut to) = (0u64, 0u64);
-    for m in cells {
-        put_delta(out, m.from_cpu.into(), from);
-        put_delta(out, m.to_cpu.into(), to);
-        from = m.from_cpu.into();
-        to = m.to_cpu.into();
-        let b = before.get(&(m.from_cpu, m.to_cpu)).copied().unwrap_or(0);
-        put_delta(out, m.count, b);
-    }
-}
-
-fn decode_migrations(c: &mut Cursor, prev: &[MigrationCount]) -> DResult<Vec<MigrationCount>> {
-    let before: HashMap<(u32, u32), u64> = prev
-        .iter()
-        .map(|m| ((m.from_cpu, m.to_cpu), m.count))
-        .collect();
-    let n = c.count(3)?;
-    let mut cells = Vec::with_capacity(n);
-    let (mut from, mut to) = (0u64, 0u64);
-    for _ in 0..n {
-        from = c.delta(from)?;
-        to = c.delta(to)?;
-        let (f, t) = (
-            u32::try_from(from).map_err(|_| DecodeError("CPU id over 32 bits"))?,
-            u32::try_from(to).map_err(|_| DecodeError("CPU id over 32 bits"))?,
-        );
-        let b = before.get(&(f, t)).copied().unwrap_or(0);
-        cells.push(MigrationCount {
-            from_cpu: f,
-            to_cpu: t,
-            count: c.delta(b)?,
-        });
-    }
-    Ok(cells)
 }
 
 fn opt_delta(out: &mut Vec<u8>, cur: Option<u64>, r: Option<u64>) {
@@ -660,88 +565,6 @@ pub fn stream_sizes(
         })
         .collect()
 }
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::record::testdata::{synthetic_samples, SynthOptions};
-
-    #[test]
-    fn key_and_delta_round_trip() {
-        let samples = synthetic_samples(&SynthOptions {
-            threads: 50,
-            samples: 6,
-            ..Default::default()
-        });
-        let mut prev: Option<&Sample> = None;
-        for s in &samples {
-            let raw = encode(s, prev);
-            assert_eq!(is_key(&raw), prev.is_none());
-            let (raw2, splits) = encode_split(s, prev);
-            assert_eq!(raw2, raw);
-            let z = compress(&raw, &splits, 3);
-            let back = decode(&decompress(&z).unwrap(), prev).unwrap();
-            assert_eq!(&back, s);
-            // a key frame of the same Sample decodes without the previous one
-            assert_eq!(&decode(&encode(s, None), None).unwrap(), s);
-            prev = Some(s);
-        }
-    }
-
-    #[test]
-    fn delta_needs_its_base_and_rejects_garbage() {
-        let samples = synthetic_samples(&SynthOptions {
-            threads: 5,
-            samples: 2,
-            ..Default::default()
-        });
-        let raw = encode(&samples[1], Some(&samples[0]));
-        assert!(decode(&raw, None).is_err());
-        for cut in 0..raw.len() {
-            assert!(decode(&raw[..cut], Some(&samples[0])).is_err(), "cut {cut}");
-        }
-        assert!(decompress(&[0xff, 0xff, 0xff, 0xff, 0x7f]).is_err());
-        assert!(decompress(&compress(b"abc", &[1], 1)[..3]).is_err());
-        assert_eq!(
-            decompress(&compress(b"abcdef", &[1, 1, 9], 1)).unwrap(),
-            b"abcdef"
-        );
-    }
-
-    #[test]
-    fn odd_values_round_trip() {
-        let t = ThreadSample {
-            tid: u32::MAX,
-            pid: 0,
-            comm: "\u{1b}[31mred\n".into(),
-            start_time_ns: u64::MAX,
-            voluntary: u64::MAX,
-            slice_hist: Some(Log2Hist { counts: vec![] }),
-            wait_hist: Some(Log2Hist {
-                counts: (0..100).collect(),
-            }),
-            baseline: Some(Baseline::default()),
-            exited: true,
-            ..Default::default()
-        };
-        let a = Sample {
-            time_ns: u64::MAX,
-            threads: vec![t.clone(), t.clone()],
-            system: SystemSample {
-                load: [f64::NAN, -0.0, f64::INFINITY],
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        let mut b = a.clone();
-        b.time_ns = 0;
-        b.threads[1].voluntary = 0;
-        b.threads[1].baseline = None;
-        b.threads.reverse();
-        let back = decode(&encode(&b, Some(&a)), Some(&a)).unwrap();
-        // NaN != NaN, so compare through the encoding
-        assert_eq!(encode(&back, None), encode(&b, None));
-        assert_eq!(back.threads, b.threads);
-        assert!(back.system.load[0].is_nan());
-    }
-}
+#[path = "codec_tests.rs"]
+mod tests;

@@ -7,16 +7,12 @@
 //! - `scan`: finding frames through the index or by walking, with resync;
 //! - `writer` / `reader`: the two ends; `storage`: positioned reads;
 //! - `timeexpr`: `--from/--to`, `--duration`, `--max-size` expressions;
-//! - `dump`: CSV / JSON export; `recorder`: the `record` command loop;
-//! - `cli`: the `record`, `dump` and `replay` subcommands;
+//! - `recorder`: the `record` command (the sampler with a writer sink);
 //! - `source`: a recording as a seekable `Source`;
-//! - `fuzz`: the fuzz target's body, shared with a stable-Rust test;
 //! - `testdata`: deterministic synthetic Samples (tests, benches, fixture).
-pub mod cli;
 pub mod codec;
-pub mod dump;
+mod codec_cpus;
 pub mod format;
-pub mod fuzz;
 pub mod header;
 pub mod index;
 pub mod reader;
@@ -24,6 +20,7 @@ pub mod recorder;
 pub mod scan;
 pub mod source;
 pub mod storage;
+#[cfg(any(test, feature = "testdata"))]
 pub mod testdata;
 pub mod timeexpr;
 pub mod varint;

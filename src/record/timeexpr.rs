@@ -143,7 +143,7 @@ fn parse_datetime(t: &str) -> Option<TimeExpr> {
 /// Local date (days since the epoch, as a civil date) and clock to epoch
 /// seconds, through the C library's time zone rules (TZ).
 fn local_to_epoch(days: i64, secs: u32) -> Option<i64> {
-    let (y, m, d) = crate::export::json::civil_from_days(days);
+    let (y, m, d) = crate::util::clock::civil_from_days(days);
     // SAFETY: tm is plain data; mktime reads and normalises it.
     unsafe {
         let mut tm: libc::tm = std::mem::zeroed();
@@ -297,7 +297,7 @@ mod tests {
         assert_eq!(days_from_civil(1970, 1, 1), 0);
         assert_eq!(days_from_civil(2000, 3, 1), 11_017);
         for d in [-800_000i64, -1, 0, 59, 20_000, 2_000_000] {
-            let (y, m, dd) = crate::export::json::civil_from_days(d);
+            let (y, m, dd) = crate::util::clock::civil_from_days(d);
             assert_eq!(days_from_civil(y, m, dd), d);
         }
     }

@@ -12,10 +12,10 @@ use crate::model::{HostInfo, Log2Hist, Sample};
 
 use super::action::{Action, Effect};
 use super::columns::{self, Column};
-use super::cpus::{self, CpuHistory, CpuView};
 use super::layout;
-use super::rows::{self, Derived, Row, RowKey, SystemRates};
 use super::status::Status;
+use crate::model::cpus::{self, CpuHistory, CpuView};
+use crate::model::interval::{self as rows, Derived, Row, RowKey, SystemRates};
 
 /// What the body shows: a table (threads, processes) or the CPU (`c`) or
 /// NUMA (`n`) view.

@@ -1,57 +1,32 @@
-//! The table's columns: titles, widths, which ones go first when the
-//! terminal is narrow, cell text and sort keys.
+//! The table's columns, generated from the metric table (model/metrics.rs):
+//! titles, widths, which ones go first when the terminal is narrow, cell
+//! text (formatted by unit) and sort keys.
 use std::cmp::Ordering;
 
 use super::app::View;
 use super::format;
-use super::rows::Row;
+use crate::model::interval::Row;
+use crate::model::metrics::{self, Metric, Unit, Value, METRICS};
 
+/// A column: the key of a metric that has one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Column {
-    Tid,
-    Pid,
-    Comm,
-    Threads,
-    Cpu,
-    Vcsw,
-    Nvcsw,
-    CpuPct,
-    AvgSlice,
-    P99Slice,
-    P99Wait,
-    Migr,
-    /// cross-node migrations per second
-    Xnode,
+pub struct Column(pub &'static str);
+
+impl Column {
+    pub const TID: Column = Column("tid");
+    pub const PID: Column = Column("pid");
+    pub const COMM: Column = Column("comm");
+    pub const THREADS: Column = Column("threads");
+    pub const CPU: Column = Column("cpu");
+    pub const VCSW: Column = Column("vcsw");
+    pub const NVCSW: Column = Column("nvcsw");
+    pub const CPU_PCT: Column = Column("cpu_pct");
+    pub const AVG_SLICE: Column = Column("avg_slice");
+    pub const P99_SLICE: Column = Column("p99_slice");
+    pub const P99_WAIT: Column = Column("p99_wait");
+    pub const MIGR: Column = Column("migr");
+    pub const XNODE: Column = Column("xnode");
 }
-
-const THREAD_COLUMNS: &[Column] = &[
-    Column::Tid,
-    Column::Pid,
-    Column::Comm,
-    Column::Cpu,
-    Column::Vcsw,
-    Column::Nvcsw,
-    Column::CpuPct,
-    Column::AvgSlice,
-    Column::P99Slice,
-    Column::P99Wait,
-    Column::Migr,
-    Column::Xnode,
-];
-
-const PROCESS_COLUMNS: &[Column] = &[
-    Column::Pid,
-    Column::Comm,
-    Column::Threads,
-    Column::Vcsw,
-    Column::Nvcsw,
-    Column::CpuPct,
-    Column::AvgSlice,
-    Column::P99Slice,
-    Column::P99Wait,
-    Column::Migr,
-    Column::Xnode,
-];
 
 /// Gap between columns.
 pub const GAP: u16 = 1;
@@ -59,121 +34,59 @@ pub const GAP: u16 = 1;
 const COMM_MAX: u16 = 24;
 
 impl Column {
+    pub fn metric(self) -> &'static Metric {
+        metrics::by_key(self.0).unwrap_or(&METRICS[0])
+    }
+
+    fn spec(self) -> metrics::ColumnSpec {
+        self.metric()
+            .column
+            .expect("a column's metric has a column spec")
+    }
+
     pub fn title(self) -> &'static str {
-        match self {
-            Column::Tid => "TID",
-            Column::Pid => "PID",
-            Column::Comm => "COMM",
-            Column::Threads => "THR",
-            Column::Cpu => "CPU",
-            Column::Vcsw => "VCSW/s",
-            Column::Nvcsw => "NVCSW/s",
-            Column::CpuPct => "CPU%",
-            Column::AvgSlice => "AVGSLICE",
-            Column::P99Slice => "P99SLICE",
-            Column::P99Wait => "P99WAIT",
-            Column::Migr => "MIGR/s",
-            Column::Xnode => "XNODE/s",
-        }
+        self.spec().title
     }
 
     /// Width in cells (for COMM: the minimum).
     pub fn width(self) -> u16 {
-        match self {
-            Column::Tid | Column::Pid => 7,
-            Column::Comm => 10,
-            Column::Threads => 4,
-            Column::Cpu => 3,
-            // rates are at most 6 wide ("123.4k"); the title sets NVCSW/s
-            Column::Vcsw => 6,
-            Column::Nvcsw => 7,
-            Column::CpuPct => 5,
-            Column::AvgSlice | Column::P99Slice => 8,
-            Column::P99Wait => 7,
-            Column::Migr => 6,
-            Column::Xnode => 7,
-        }
+        self.spec().width
     }
 
     /// Higher goes first when the table does not fit.
     fn drop_rank(self) -> u8 {
-        match self {
-            Column::Xnode => 11,
-            Column::Pid => 10,
-            Column::Migr => 9,
-            Column::Cpu => 8,
-            Column::Threads => 7,
-            Column::P99Slice => 6,
-            Column::AvgSlice => 5,
-            Column::P99Wait => 4,
-            Column::CpuPct => 3,
-            Column::Vcsw => 2,
-            Column::Tid => 1,
-            Column::Nvcsw => 1,
-            Column::Comm => 0,
-        }
+        self.spec().drop_rank
     }
 
     /// Biggest first, except for ids and names.
     pub fn descending_by_default(self) -> bool {
-        !matches!(self, Column::Tid | Column::Pid | Column::Comm | Column::Cpu)
+        !matches!(self.metric().unit, Unit::Id | Unit::Name)
     }
 
     pub fn right_aligned(self) -> bool {
-        self != Column::Comm
+        self.metric().unit != Unit::Name
     }
 
     /// The cell's text (names still raw: the table escapes them).
     pub fn cell(self, r: &Row) -> String {
-        let dash = || "-".to_string();
-        match self {
-            Column::Tid => r.id.to_string(),
-            Column::Pid => r.pid.to_string(),
-            Column::Comm => format::escape_name(&r.comm),
-            Column::Threads => r.threads.to_string(),
-            Column::Cpu => r.cpu.map_or_else(dash, |c| c.to_string()),
-            Column::Vcsw => r.vcsw_s.map_or_else(dash, format::rate),
-            Column::Nvcsw => r.nvcsw_s.map_or_else(dash, format::rate),
-            Column::CpuPct => r.cpu_pct.map_or_else(dash, format::percent),
-            Column::AvgSlice => r.avg_slice_ns.map_or_else(dash, format::duration_ns),
-            Column::P99Slice => r.p99_slice_us.map_or_else(dash, format::duration_us),
-            Column::P99Wait => r.p99_wait_us.map_or_else(dash, format::duration_us),
-            Column::Migr => r.migr_s.map_or_else(dash, format::rate),
-            Column::Xnode => r.xnode_s.map_or_else(dash, format::rate),
-        }
-    }
-
-    /// Numeric sort value; None sorts last whatever the direction.
-    fn number(self, r: &Row) -> Option<f64> {
-        match self {
-            Column::Tid => Some(r.id as f64),
-            Column::Pid => Some(r.pid as f64),
-            Column::Comm => None,
-            Column::Threads => Some(r.threads as f64),
-            Column::Cpu => r.cpu.map(f64::from),
-            Column::Vcsw => r.vcsw_s,
-            Column::Nvcsw => r.nvcsw_s,
-            Column::CpuPct => r.cpu_pct,
-            Column::AvgSlice => r.avg_slice_ns,
-            Column::P99Slice => r.p99_slice_us.map(|v| v as f64),
-            Column::P99Wait => r.p99_wait_us.map(|v| v as f64),
-            Column::Migr => r.migr_s,
-            Column::Xnode => r.xnode_s,
-        }
+        let m = self.metric();
+        cell_text(m.unit, &(m.get)(r))
     }
 
     /// Order of two rows by this column; `descending` flips known values
     /// only, unknown ones stay last. Ties go by id so the order is stable.
     pub fn compare(self, a: &Row, b: &Row, descending: bool) -> Ordering {
-        let primary = if self == Column::Comm {
-            let o = a.comm.to_lowercase().cmp(&b.comm.to_lowercase());
+        let m = self.metric();
+        let (va, vb) = ((m.get)(a), (m.get)(b));
+        let primary = if let (Value::Text(x), Value::Text(y)) = (&va, &vb) {
+            let o = x.to_lowercase().cmp(&y.to_lowercase());
             if descending {
                 o.reverse()
             } else {
                 o
             }
         } else {
-            match (self.number(a), self.number(b)) {
+            match (va.number(), vb.number()) {
                 (Some(x), Some(y)) => {
                     let o = x.partial_cmp(&y).unwrap_or(Ordering::Equal);
                     if descending {
@@ -191,20 +104,55 @@ impl Column {
     }
 }
 
+/// A value as a table cell: `-` when unknown, else formatted by its unit.
+pub fn cell_text(unit: Unit, v: &Value) -> String {
+    match (unit, v) {
+        (_, Value::None) => "-".to_string(),
+        (Unit::Name, Value::Text(t)) => format::escape_name(t),
+        (Unit::PerSecond, Value::F(f)) => format::rate(*f),
+        (Unit::Percent, Value::F(f)) => format::percent(*f),
+        (Unit::Nanoseconds, Value::F(f)) => format::duration_ns(*f),
+        (Unit::Microseconds, Value::U(u)) => format::duration_us(*u),
+        (_, Value::U(u)) => u.to_string(),
+        (_, Value::I(i)) => i.to_string(),
+        (_, Value::F(f)) => format!("{f:.1}"),
+        (_, Value::Text(t)) => format::escape_name(t),
+        (_, Value::Flag(b)) => if *b { "yes" } else { "no" }.to_string(),
+        (_, Value::Hist(h)) => h.total().to_string(),
+    }
+}
+
 /// Every column of a table view, in display order (the CPU and NUMA views
 /// keep the threads table's rows and selection, so they answer with its).
 pub fn columns_of(view: View) -> &'static [Column] {
+    static THREADS: std::sync::OnceLock<Vec<Column>> = std::sync::OnceLock::new();
+    static PROCESSES: std::sync::OnceLock<Vec<Column>> = std::sync::OnceLock::new();
+    let pick = |processes: bool| -> Vec<Column> {
+        METRICS
+            .iter()
+            .filter(|m| {
+                m.column
+                    .is_some_and(|c| if processes { c.processes } else { c.threads })
+            })
+            .map(|m| Column(m.key))
+            .collect()
+    };
     match view {
-        View::Processes => PROCESS_COLUMNS,
-        View::Threads | View::Cpus | View::Numa => THREAD_COLUMNS,
+        View::Processes => PROCESSES.get_or_init(|| pick(true)),
+        View::Threads | View::Cpus | View::Numa => THREADS.get_or_init(|| pick(false)),
     }
 }
 
 /// The view's default sort column.
 pub fn default_sort(view: View) -> Column {
     match view {
-        View::Threads | View::Processes | View::Cpus | View::Numa => Column::Nvcsw,
+        View::Threads | View::Processes | View::Cpus | View::Numa => Column::NVCSW,
     }
+}
+
+/// The help overlay's notes on the columns, in table order.
+pub fn help_notes() -> impl Iterator<Item = &'static str> {
+    METRICS.iter().filter_map(|m| m.help)
 }
 
 /// The columns that fit in `width` cells with their widths: the lowest
@@ -220,7 +168,7 @@ pub fn fit(view: View, width: u16) -> Vec<(Column, u16)> {
         let worst = cols
             .iter()
             .enumerate()
-            .filter(|(_, c)| **c != Column::Comm)
+            .filter(|(_, c)| **c != Column::COMM)
             .max_by_key(|(_, c)| c.drop_rank())
             .map(|(i, _)| i);
         match worst {
@@ -233,7 +181,7 @@ pub fn fit(view: View, width: u16) -> Vec<(Column, u16)> {
     let spare = u32::from(width).saturating_sub(need(&cols));
     cols.into_iter()
         .map(|c| {
-            let w = if c == Column::Comm {
+            let w = if c == Column::COMM {
                 let grown = (u32::from(c.width()) + spare).min(u32::from(COMM_MAX)) as u16;
                 grown.min(width)
             } else {
@@ -251,20 +199,20 @@ mod tests {
     #[test]
     fn narrow_terminals_drop_least_important_first() {
         let all = fit(View::Threads, 200);
-        assert_eq!(all.len(), THREAD_COLUMNS.len());
+        assert_eq!(all.len(), columns_of(View::Threads).len());
         let at80: Vec<Column> = fit(View::Threads, 80).iter().map(|c| c.0).collect();
-        assert!(!at80.contains(&Column::Pid));
-        assert!(at80.contains(&Column::Nvcsw) && at80.contains(&Column::Comm));
+        assert!(!at80.contains(&Column::PID));
+        assert!(at80.contains(&Column::NVCSW) && at80.contains(&Column::COMM));
         // cross-node migrations are the first to go, then PID
-        assert!(!at80.contains(&Column::Xnode) && at80.contains(&Column::Migr));
+        assert!(!at80.contains(&Column::XNODE) && at80.contains(&Column::MIGR));
         let at90: Vec<Column> = fit(View::Threads, 90).iter().map(|c| c.0).collect();
-        assert!(!at90.contains(&Column::Xnode) && at90.contains(&Column::Pid));
+        assert!(!at90.contains(&Column::XNODE) && at90.contains(&Column::PID));
         let at100: Vec<Column> = fit(View::Threads, 100).iter().map(|c| c.0).collect();
-        assert!(at100.contains(&Column::Xnode));
+        assert!(at100.contains(&Column::XNODE));
         for w in 0..220u16 {
             for view in [View::Threads, View::Processes] {
                 let f = fit(view, w);
-                assert!(f.iter().any(|c| c.0 == Column::Comm));
+                assert!(f.iter().any(|c| c.0 == Column::COMM));
                 if f.len() > 1 {
                     let used: u32 = f.iter().map(|c| u32::from(c.1)).sum::<u32>()
                         + (f.len() as u32 - 1) * u32::from(GAP);

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, SystemTime};
 
-use crate::collect::flight_ring::{DumpOutcome, DumpRequest, FlightRecorder};
+use crate::export::flight_ring::{DumpOutcome, DumpRequest, FlightRecorder};
 use crate::export::screenshot::visible;
 
 use super::app::AppState;
@@ -138,7 +138,7 @@ fn secs(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collect::flight_ring::DumpSummary;
+    use crate::export::flight_ring::DumpSummary;
 
     #[test]
     fn describes_a_dump_and_an_error() {

@@ -65,7 +65,7 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Char('<') | KeyCode::Char(',') => Action::SortPrev,
         KeyCode::Char('>') | KeyCode::Char('.') | KeyCode::F(6) => Action::SortNext,
         KeyCode::Char('I') => Action::SortInvert,
-        KeyCode::Char('P') => Action::SortBy(Column::CpuPct),
+        KeyCode::Char('P') => Action::SortBy(Column::CPU_PCT),
         KeyCode::Char('H') => Action::ToggleProcesses,
         KeyCode::Char(' ') | KeyCode::Char('Z') => Action::TogglePause,
         KeyCode::Char('+') | KeyCode::Char('=') => Action::IntervalUp,

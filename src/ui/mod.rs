@@ -4,8 +4,8 @@
 pub mod action;
 pub mod app;
 pub mod columns;
-pub mod cpus;
 pub mod feed;
+#[cfg(any(test, feature = "testdata"))]
 pub mod fixtures;
 pub mod flight_key;
 pub mod format;
@@ -14,7 +14,6 @@ pub mod layout;
 pub mod recording;
 pub mod render;
 pub mod replay;
-pub mod rows;
 pub mod run;
 pub mod screenshot_key;
 pub mod session;

@@ -57,31 +57,10 @@ impl fmt::Debug for Recording {
 }
 
 /// `schedtop-HOST-YYYYMMDD-HHMMSS.schedtop` (UTC; the host name reduced
-/// to letters, digits, `.`, `_` and `-`).
+/// as for every artifact, util/names.rs).
 pub fn default_name(hostname: &str, time_ns: u64) -> String {
-    let mut host: String = hostname
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if host.is_empty() || host.starts_with('.') {
-        host.insert(0, 'h');
-    }
-    let secs = time_ns / 1_000_000_000;
-    let (y, m, d) = crate::util::clock::civil_from_days((secs / 86_400) as i64);
-    let t = secs % 86_400;
-    format!(
-        "schedtop-{host}-{y:04}{m:02}{d:02}-{:02}{:02}{:02}.schedtop",
-        t / 3600,
-        t / 60 % 60,
-        t % 60
-    )
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(time_ns);
+    crate::util::names::file_name_ext(hostname, t, "schedtop")
 }
 
 /// An error as the user should read it: the OS's words without the

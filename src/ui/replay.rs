@@ -17,11 +17,11 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::action::Action;
 use super::app::{AppState, Mode};
-use super::cpus::CpuHistory;
-use super::rows::Derived;
 use super::session::Session;
 use super::status::Status;
 use crate::collect::Seekable;
+use crate::model::cpus::CpuHistory;
+use crate::model::interval::Derived;
 use crate::model::{HostInfo, Sample};
 use crate::record::timeexpr::parse_time;
 use crate::record::{Reader, RecordingSource};

@@ -9,8 +9,8 @@ use ratatui::crossterm::event;
 use ratatui::Terminal;
 
 use crate::collect::flight::FlightOptions;
-use crate::collect::flight_ring::{self, FlightRecorder};
 use crate::collect::LiveOptions;
+use crate::export::flight_ring::{self, FlightRecorder};
 
 use super::action::{Action, Effect};
 use super::app::{AppState, Mode};

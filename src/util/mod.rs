@@ -1,4 +1,6 @@
 //! Helpers every layer may use (and which use nothing of schedtop's):
 //! clocks, safe file creation, artifact names, signal flags.
 pub mod clock;
+pub mod files;
+pub mod names;
 pub mod signals;

@@ -11,12 +11,10 @@ mod svg;
 mod txt;
 
 use std::fmt;
-use std::fs::OpenOptions;
-use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use anyhow::{Context, Result};
 use ratatui::buffer::{Buffer, Cell, CellDiffOption};
@@ -100,102 +98,13 @@ pub fn save(
     Ok(path)
 }
 
-/// A new file in `dir` named after `host` and `time` with extension `ext`
-/// (`…-2.EXT`, `…-3.EXT`, … when taken), created O_CREAT|O_EXCL|O_NOFOLLOW
-/// with `mode` (less the umask): never an existing file or a symlink.
-/// `what` names the file in errors ("screenshot").
-pub fn create_unique(
-    dir: &Path,
-    host: &str,
-    time: SystemTime,
-    ext: &str,
-    mode: u32,
-    what: &str,
-) -> Result<(PathBuf, std::fs::File)> {
-    let base = file_name_ext(host, time, ext);
-    let stem = base
-        .strip_suffix(&format!(".{ext}"))
-        .unwrap_or(&base)
-        .to_string();
-    for n in 1..=100u32 {
-        let name = if n == 1 {
-            base.clone()
-        } else {
-            format!("{stem}-{n}.{ext}")
-        };
-        let path = dir.join(name);
-        match create_new_mode(&path, mode) {
-            Ok(f) => return Ok((path, f)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            // ELOOP: O_NOFOLLOW met a symlink
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => continue,
-            Err(e) => return Err(e).with_context(|| format!("creating {what} {}", path.display())),
-        }
-    }
-    anyhow::bail!(
-        "cannot create a {what} in {}: 100 files named {stem}* exist already",
-        dir.display()
-    )
-}
-
-/// Create a file that did not exist, never through a symlink, mode 0644.
-pub fn create_new(path: &Path) -> io::Result<std::fs::File> {
-    create_new_mode(path, 0o644)
-}
-
-/// [`create_new`] with another mode.
-pub fn create_new_mode(path: &Path, mode: u32) -> io::Result<std::fs::File> {
-    OpenOptions::new()
-        .write(true)
-        .create_new(true) // O_CREAT|O_EXCL
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .mode(mode)
-        .open(path)
-}
+pub use crate::util::files::{create_new, create_new_mode, create_unique};
+pub use crate::util::names::file_name_ext;
 
 /// `schedtop-HOST-YYYYMMDD-HHMMSS.EXT` (UTC); the host name is reduced to
 /// `[A-Za-z0-9._-]` so it can never name another directory or a hidden file.
 pub fn file_name(host: &str, time: SystemTime, format: Format) -> String {
     file_name_ext(host, time, format.extension())
-}
-
-/// [`file_name`] with any extension (`pftrace` for the flight recorder).
-pub fn file_name_ext(host: &str, time: SystemTime, ext: &str) -> String {
-    let secs = time
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (y, mo, d) = crate::export::json::civil_from_days((secs / 86_400) as i64);
-    let rem = secs % 86_400;
-    format!(
-        "schedtop-{}-{y:04}{mo:02}{d:02}-{:02}{:02}{:02}.{}",
-        sanitize_host(host),
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ext
-    )
-}
-
-fn sanitize_host(host: &str) -> String {
-    let mut s: String = host
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if s.starts_with('.') {
-        s.replace_range(0..1, "_");
-    }
-    if s.is_empty() {
-        s.push_str("unknown");
-    }
-    s
 }
 
 /// `s` with every character that could act instead of showing replaced by a
@@ -479,7 +388,7 @@ mod tests {
     #[test]
     fn file_name_is_dated_and_sanitised() {
         // 2026-11-21 23:15:00 UTC
-        let t = UNIX_EPOCH + std::time::Duration::from_secs(1_795_302_900);
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_302_900);
         assert_eq!(
             file_name("db-1.example", t, Format::Svg),
             "schedtop-db-1.example-20261121-231500.svg"

@@ -9,8 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use crate::model::cpus::{self, CpuFigures, CpuHistory, CpuView, NodeSummary};
 use crate::ui::app::AppState;
-use crate::ui::cpus::{self, CpuFigures, CpuHistory, CpuView, NodeSummary};
 use crate::ui::format;
 use crate::ui::theme;
 

@@ -6,10 +6,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
 use ratatui::Frame;
 
+use crate::model::interval::{Row, RowKey};
 use crate::model::Log2Hist;
 use crate::ui::app::{AppState, HistScope};
 use crate::ui::format::{self, escape_name};
-use crate::ui::rows::{Row, RowKey};
 use crate::ui::theme;
 
 use super::hist;

@@ -10,11 +10,8 @@ use crate::ui::app::AppState;
 use crate::ui::keys::HELP;
 use crate::ui::theme;
 
+/// Notes after the columns' own (those come from the metric table).
 const NOTES: &[&str] = &[
-    "VCSW/s voluntary (blocked, slept, yielded); NVCSW/s involuntary (preempted)",
-    "P99 columns: upper bound of the log2 bucket holding the 99th percentile",
-    "P99WAIT: run-queue latency, runnable but waiting for a CPU",
-    "XNODE/s: migrations to a CPU of another NUMA node",
     "NUMA view: a thread's flows are those of the nodes it was last seen on",
     "header vol/invol: the threads' own counters summed (idle task excluded)",
 ];
@@ -36,8 +33,8 @@ fn key_lines() -> Vec<Line<'static>> {
 /// Every line of the overlay for a box of `width` x `height` (with borders).
 fn content(width: u16, height: u16) -> Vec<Line<'static>> {
     let keys = key_lines();
-    let notes: Vec<Line> = NOTES
-        .iter()
+    let notes: Vec<Line> = crate::ui::columns::help_notes()
+        .chain(NOTES.iter().copied())
         .map(|n| Line::styled(format!(" {n}"), theme::exited()))
         .collect();
     let one_col = keys.len() + 1 + notes.len() + 2;

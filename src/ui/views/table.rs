@@ -5,10 +5,10 @@ use ratatui::text::Text;
 use ratatui::widgets::{Cell, Row as TableRow, Table, TableState};
 use ratatui::Frame;
 
+use crate::model::interval::Row;
 use crate::ui::app::AppState;
 use crate::ui::columns::{self, Column};
 use crate::ui::format;
-use crate::ui::rows::Row;
 use crate::ui::theme;
 
 fn cell(col: Column, width: u16, text: String) -> Cell<'static> {

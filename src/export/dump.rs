@@ -6,11 +6,12 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::reader::Reader;
-use super::storage::Storage;
-use super::timeexpr::TimeExpr;
-use crate::export::json::{interval_record, IntervalRecord};
+use super::json::{interval_record, IntervalRecord};
+use crate::model::metrics::{self, Value};
 use crate::model::Sample;
+use crate::record::reader::Reader;
+use crate::record::storage::Storage;
+use crate::record::timeexpr::TimeExpr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -46,8 +47,6 @@ pub struct DumpReport {
     pub skipped: Vec<String>,
 }
 
-pub const CSV_HEADER: &str = "time,time_ns,interval_s,host,tid,pid,comm,process,cpu,voluntary,involuntary,voluntary_per_s,involuntary_per_s,oncpu_ns,wait_ns,migrations,cross_node_migrations,slice_hist_us,wait_hist_us,exited";
-
 /// A CSV field that is safe to open in a spreadsheet and to print in a
 /// terminal: control characters escaped as \xNN, a leading = + - @ defused
 /// with a quote, quoted when it holds a comma, quote or space at an edge.
@@ -70,48 +69,45 @@ pub fn csv_field(s: &str) -> String {
     }
 }
 
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_default()
+/// A metric's value as a CSV field: empty when unknown, histograms as
+/// `low:count` pairs separated by spaces.
+fn csv_value(v: &Value) -> String {
+    match v {
+        Value::None => String::new(),
+        Value::U(n) => n.to_string(),
+        Value::I(n) => n.to_string(),
+        Value::F(f) => f.to_string(),
+        Value::Text(t) => csv_field(t),
+        Value::Hist(h) => h
+            .nonzero_pairs()
+            .iter()
+            .map(|[lo, n]| format!("{lo}:{n}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        Value::Flag(b) => b.to_string(),
+    }
 }
 
-fn hist(h: &Option<Vec<[u64; 2]>>) -> String {
-    h.as_ref()
-        .map(|v| {
-            v.iter()
-                .map(|[lo, n]| format!("{lo}:{n}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default()
+/// The CSV header: the interval's columns, then every metric with a field
+/// name (model/metrics.rs), in the table's order.
+pub fn csv_header() -> String {
+    let mut h = String::from("time,time_ns,interval_s,host");
+    for (name, _) in metrics::fields() {
+        h.push(',');
+        h.push_str(name);
+    }
+    h
 }
 
 fn write_csv<W: Write>(out: &mut W, rec: &IntervalRecord) -> std::io::Result<u64> {
     let host = csv_field(&rec.host);
     for t in &rec.threads {
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            rec.time,
-            rec.time_ns,
-            rec.interval_s,
-            host,
-            t.tid,
-            t.pid,
-            csv_field(&t.comm),
-            csv_field(&t.process),
-            t.cpu,
-            t.voluntary,
-            t.involuntary,
-            opt(t.voluntary_per_s),
-            opt(t.involuntary_per_s),
-            opt(t.oncpu_ns),
-            opt(t.wait_ns),
-            opt(t.migrations),
-            opt(t.cross_node_migrations),
-            hist(&t.slice_hist_us),
-            hist(&t.wait_hist_us),
-            t.exited
-        )?;
+        let mut line = format!("{},{},{},{}", rec.time, rec.time_ns, rec.interval_s, host);
+        for (_, m) in metrics::fields() {
+            line.push(',');
+            line.push_str(&csv_value(&(m.get)(&t.0)));
+        }
+        writeln!(out, "{line}")?;
     }
     Ok(rec.threads.len() as u64)
 }
@@ -129,7 +125,7 @@ pub fn dump<S: Storage, W: Write>(
     let from = opts.from.map_or(first, |t| t.resolve(first, last));
     let to = opts.to.map_or(last, |t| t.resolve(first, last));
     if opts.format == Format::Csv {
-        writeln!(out, "{CSV_HEADER}")?;
+        writeln!(out, "{}", csv_header())?;
     }
     let mut prev: Option<(usize, Sample)> = None;
     for i in 0..r.len() {

@@ -1,5 +1,7 @@
-//! Table rows derived from two neighbouring Samples with `model::rates`:
-//! one row per thread, and per process the sum of its threads.
+//! The interval between two neighbouring Samples, derived once with
+//! `model::rates`: one row per thread, and per process the sum of its
+//! threads, plus system figures. The views, `--batch`/`dump` JSON and CSV
+//! all read these rows (through the metric table, metrics.rs).
 use std::collections::BTreeMap;
 
 use crate::model::rates::{counter_delta, elapsed_s, intervals, ThreadInterval};
@@ -28,6 +30,15 @@ pub struct Row {
     /// threads in the row (1 for a thread)
     pub threads: u32,
     pub exited: bool,
+    /// cumulative switch counts (summed over a process's threads)
+    pub voluntary: u64,
+    pub involuntary: u64,
+    /// the interval's on-CPU and run-queue wait time, migrations (None while
+    /// unknown, or where the source cannot see them)
+    pub oncpu_ns: Option<u64>,
+    pub wait_ns: Option<u64>,
+    pub migrations: Option<u64>,
+    pub cross_node_migrations: Option<u64>,
     pub vcsw_s: Option<f64>,
     pub nvcsw_s: Option<f64>,
     pub cpu_pct: Option<f64>,
@@ -66,6 +77,7 @@ struct Totals {
     voluntary: u64,
     involuntary: u64,
     oncpu_ns: u64,
+    wait_ns: u64,
     migrations: Option<u64>,
     cross_node_migrations: Option<u64>,
     slice_hist: Option<Log2Hist>,
@@ -78,6 +90,7 @@ impl Totals {
             voluntary: i.voluntary,
             involuntary: i.involuntary,
             oncpu_ns: i.oncpu_ns,
+            wait_ns: i.wait_ns,
             migrations: i.migrations,
             cross_node_migrations: i.cross_node_migrations,
             slice_hist: i.slice_hist.clone(),
@@ -89,6 +102,7 @@ impl Totals {
         self.voluntary += o.voluntary;
         self.involuntary += o.involuntary;
         self.oncpu_ns += o.oncpu_ns;
+        self.wait_ns += o.wait_ns;
         if let Some(m) = o.migrations {
             self.migrations = Some(self.migrations.unwrap_or(0) + m);
         }
@@ -109,6 +123,10 @@ fn merge_hist(into: &mut Option<Log2Hist>, from: &Option<Log2Hist>) {
 /// The figures of a row from its interval totals.
 fn fill(row: &mut Row, t: Option<&Totals>, dt: f64) {
     let Some(t) = t else { return };
+    row.oncpu_ns = Some(t.oncpu_ns);
+    row.wait_ns = Some(t.wait_ns);
+    row.migrations = t.migrations;
+    row.cross_node_migrations = t.cross_node_migrations;
     row.vcsw_s = Some(ThreadInterval::per_s(t.voluntary, dt));
     row.nvcsw_s = Some(ThreadInterval::per_s(t.involuntary, dt));
     row.cpu_pct = (dt > 0.0).then(|| t.oncpu_ns as f64 / 1e9 / dt * 100.0);
@@ -141,6 +159,12 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         cpu: None,
         threads: 1,
         exited: false,
+        voluntary: 0,
+        involuntary: 0,
+        oncpu_ns: None,
+        wait_ns: None,
+        migrations: None,
+        cross_node_migrations: None,
         vcsw_s: None,
         nvcsw_s: None,
         cpu_pct: None,
@@ -190,6 +214,8 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         row.process_comm = t.process_comm.clone();
         row.cpu = Some(t.cpu);
         row.exited = t.exited;
+        row.voluntary = t.voluntary;
+        row.involuntary = t.involuntary;
         fill(&mut row, totals.as_ref(), dt);
         if let Some(tt) = &totals {
             system.voluntary_s += ThreadInterval::per_s(tt.voluntary, dt);
@@ -204,6 +230,8 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         });
         p.threads += 1;
         p.exited &= t.exited;
+        p.voluntary += t.voluntary;
+        p.involuntary += t.involuntary;
         if p.comm.is_empty() || t.tid == t.pid {
             p.comm = if t.process_comm.is_empty() {
                 t.comm.clone()

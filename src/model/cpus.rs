@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate::model::flows::{node_flows, NodeFlow};
-use crate::model::rates::{cpu_intervals, elapsed_s, migration_deltas, ThreadInterval};
+use crate::model::rates::{busy_pct, cpu_intervals, elapsed_s, migration_deltas, ThreadInterval};
 use crate::model::{Sample, Topology};
 
 /// Points of run-queue history kept per CPU (one per interval).
@@ -126,9 +126,7 @@ pub fn derive(topology: &Topology, prev: Option<&Sample>, cur: &Sample) -> Optio
                 llc,
                 rq_now: iv.and_then(|c| c.rq.as_ref()).map(|r| r.avg),
                 rq_max: iv.and_then(|c| c.rq.as_ref()).map(|r| r.max),
-                busy_pct: iv
-                    .filter(|_| dt > 0.0)
-                    .map(|c| (c.busy_ns as f64 / 1e9 / dt * 100.0).min(100.0)),
+                busy_pct: iv.filter(|_| dt > 0.0).map(|c| busy_pct(c.busy_ns, dt)),
                 switches_s: iv.map(|c| rate(c.switches)),
                 migr_in_s: has_migrations.then(|| rate(into.get(&cpu).copied().unwrap_or(0))),
                 migr_out_s: has_migrations.then(|| rate(out.get(&cpu).copied().unwrap_or(0))),

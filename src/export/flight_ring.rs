@@ -22,8 +22,8 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
 
+use super::perfetto::{self, encode_event, wire, ClockSnapshot, PerfettoWriter};
 use crate::collect::flight::{self, EventKind, FlightEvent, FlightOptions, COMM_LEN};
-use crate::export::perfetto::{self, encode_event, wire, ClockSnapshot, PerfettoWriter};
 
 /// How much time one chunk covers.
 pub const CHUNK_NS: u64 = 1_000_000_000;
@@ -327,7 +327,7 @@ pub fn write_dump(
     host: &str,
     time: SystemTime,
 ) -> Result<DumpSummary> {
-    let (path, file) = crate::export::screenshot::create_unique(
+    let (path, file) = crate::util::files::create_unique(
         dir,
         host,
         time,

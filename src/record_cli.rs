@@ -1,16 +1,17 @@
-//! The `record` and `dump` subcommands: arguments to options, one-line
+//! The `record`, `dump` and `replay` subcommands (the shell: it builds the
+//! source and the sinks and runs the mode): arguments to options, one-line
 //! errors, the closing messages.
 use std::io::Write;
 
 use anyhow::{bail, Result};
 
-use super::dump::{dump as run_dump, DumpOptions, Format};
-use super::reader::Reader;
-use super::recorder::{self, RecordOptions};
-use super::timeexpr::{parse_duration, parse_size, parse_time};
-use super::writer::OpenMode;
 use crate::cli::{DumpArgs, RecordArgs, ReplayArgs};
 use crate::collect::LiveOptions;
+use crate::export::dump::{dump as run_dump, DumpOptions, Format};
+use crate::record::reader::Reader;
+use crate::record::recorder::{self, RecordOptions};
+use crate::record::timeexpr::{parse_duration, parse_size, parse_time};
+use crate::record::writer::OpenMode;
 
 pub fn record(a: &RecordArgs) -> Result<()> {
     for &pid in &a.live.pids {

@@ -1,9 +1,9 @@
 //! The body of the reader fuzz target (fuzz/fuzz_targets/reader.rs), here so
 //! a stable-Rust test can run it over the corpus and random mutations.
-use super::codec;
-use super::dump::{dump, DumpOptions, Format};
-use super::reader::Reader;
-use super::timeexpr::TimeExpr;
+use crate::export::dump::{dump, DumpOptions, Format};
+use crate::record::codec;
+use crate::record::reader::Reader;
+use crate::record::timeexpr::TimeExpr;
 
 /// Read everything the bytes hold the ways a user can; must never panic.
 pub fn read_bytes(data: &[u8]) -> usize {
@@ -39,6 +39,6 @@ pub fn read_bytes(data: &[u8]) -> usize {
         let _ = codec::decode(data, Some(&s));
     }
     let _ = codec::decompress(data);
-    let _ = super::index::decode(data);
+    let _ = crate::record::index::decode(data);
     seen
 }

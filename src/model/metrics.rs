@@ -1,0 +1,303 @@
+//! Metric descriptors: every figure of a thread or process row, once. Each
+//! entry says what the figure is (key, unit), where it shows (a table
+//! column: title, width, drop rank, which views), what CSV and JSON call it
+//! and what the help says about it, and how to read it from a `Row`. The
+//! table's columns, its help notes, `--batch`/`dump` JSON and CSV are all
+//! generated from `METRICS`; a new per-thread metric is one entry here.
+//!
+//! The order is the order of JSON fields and CSV columns (an interface:
+//! README "Batch output"); table columns appear in the same order.
+use super::hist::Log2Hist;
+use super::interval::Row;
+
+/// What a value measures, and so how it is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// a thread, process or CPU number
+    Id,
+    /// a name chosen by the thread (hostile: escape before showing)
+    Name,
+    /// a count or a plain number
+    Count,
+    PerSecond,
+    Percent,
+    Nanoseconds,
+    Microseconds,
+    /// [bucket low bound µs, count] pairs
+    Histogram,
+    Flag,
+}
+
+/// One value read from a row. `None`: unknown (shown `-`, JSON null,
+/// an empty CSV field).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value<'a> {
+    None,
+    U(u64),
+    I(i64),
+    F(f64),
+    Text(&'a str),
+    Hist(&'a Log2Hist),
+    Flag(bool),
+}
+
+impl Value<'_> {
+    /// The value as a number for sorting (None for text and unknowns).
+    pub fn number(&self) -> Option<f64> {
+        match *self {
+            Value::U(v) => Some(v as f64),
+            Value::I(v) => Some(v as f64),
+            Value::F(v) => Some(v),
+            Value::Flag(b) => Some(f64::from(u8::from(b))),
+            _ => None,
+        }
+    }
+}
+
+/// Where a metric shows in the table.
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnSpec {
+    pub title: &'static str,
+    /// cells (for a name: the minimum)
+    pub width: u16,
+    /// higher goes first when the table does not fit
+    pub drop_rank: u8,
+    pub threads: bool,
+    pub processes: bool,
+}
+
+/// One metric.
+#[derive(Clone, Copy)]
+pub struct Metric {
+    /// stable identifier (sort keys, tests)
+    pub key: &'static str,
+    pub unit: Unit,
+    pub column: Option<ColumnSpec>,
+    /// the CSV column and JSON field name (None: screen only)
+    pub field: Option<&'static str>,
+    pub get: for<'a> fn(&'a Row) -> Value<'a>,
+    /// a line of the help overlay (None: the title says enough)
+    pub help: Option<&'static str>,
+}
+
+impl std::fmt::Debug for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.key)
+    }
+}
+
+fn opt_u(v: Option<u64>) -> Value<'static> {
+    v.map_or(Value::None, Value::U)
+}
+
+fn opt_f(v: Option<f64>) -> Value<'static> {
+    v.map_or(Value::None, Value::F)
+}
+
+fn hist(h: &Option<Log2Hist>) -> Value<'_> {
+    h.as_ref().map_or(Value::None, Value::Hist)
+}
+
+const fn col(title: &'static str, width: u16, drop_rank: u8) -> Option<ColumnSpec> {
+    Some(ColumnSpec {
+        title,
+        width,
+        drop_rank,
+        threads: true,
+        processes: true,
+    })
+}
+
+const fn thread_col(title: &'static str, width: u16, drop_rank: u8) -> Option<ColumnSpec> {
+    Some(ColumnSpec {
+        title,
+        width,
+        drop_rank,
+        threads: true,
+        processes: false,
+    })
+}
+
+const fn process_col(title: &'static str, width: u16, drop_rank: u8) -> Option<ColumnSpec> {
+    Some(ColumnSpec {
+        title,
+        width,
+        drop_rank,
+        threads: false,
+        processes: true,
+    })
+}
+
+const fn field(key: &'static str, unit: Unit, get: for<'a> fn(&'a Row) -> Value<'a>) -> Metric {
+    Metric {
+        key,
+        unit,
+        column: None,
+        field: Some(key),
+        get,
+        help: None,
+    }
+}
+
+pub static METRICS: &[Metric] = &[
+    Metric {
+        key: "tid",
+        unit: Unit::Id,
+        column: thread_col("TID", 7, 1),
+        field: Some("tid"),
+        get: |r| Value::U(r.id.into()),
+        help: None,
+    },
+    Metric {
+        key: "pid",
+        unit: Unit::Id,
+        column: col("PID", 7, 10),
+        field: Some("pid"),
+        get: |r| Value::U(r.pid.into()),
+        help: None,
+    },
+    Metric {
+        key: "comm",
+        unit: Unit::Name,
+        column: col("COMM", 10, 0),
+        field: Some("comm"),
+        get: |r| Value::Text(&r.comm),
+        help: None,
+    },
+    Metric {
+        key: "threads",
+        unit: Unit::Count,
+        column: process_col("THR", 4, 7),
+        field: None,
+        get: |r| Value::U(r.threads.into()),
+        help: None,
+    },
+    Metric {
+        key: "process",
+        unit: Unit::Name,
+        column: None,
+        field: Some("process"),
+        get: |r| Value::Text(&r.process_comm),
+        help: None,
+    },
+    Metric {
+        key: "cpu",
+        unit: Unit::Id,
+        column: thread_col("CPU", 3, 8),
+        field: Some("cpu"),
+        get: |r| r.cpu.map_or(Value::None, |c| Value::U(c.into())),
+        help: None,
+    },
+    field("voluntary", Unit::Count, |r| Value::U(r.voluntary)),
+    field("involuntary", Unit::Count, |r| Value::U(r.involuntary)),
+    Metric {
+        key: "vcsw",
+        unit: Unit::PerSecond,
+        column: col("VCSW/s", 6, 2),
+        field: Some("voluntary_per_s"),
+        get: |r| opt_f(r.vcsw_s),
+        help: Some("VCSW/s voluntary (blocked, slept, yielded); NVCSW/s involuntary (preempted)"),
+    },
+    Metric {
+        key: "nvcsw",
+        unit: Unit::PerSecond,
+        // rates are at most 6 wide ("123.4k"); the title sets NVCSW/s
+        column: col("NVCSW/s", 7, 1),
+        field: Some("involuntary_per_s"),
+        get: |r| opt_f(r.nvcsw_s),
+        help: None,
+    },
+    Metric {
+        key: "cpu_pct",
+        unit: Unit::Percent,
+        column: col("CPU%", 5, 3),
+        field: None,
+        get: |r| opt_f(r.cpu_pct),
+        help: None,
+    },
+    Metric {
+        key: "avg_slice",
+        unit: Unit::Nanoseconds,
+        column: col("AVGSLICE", 8, 5),
+        field: None,
+        get: |r| opt_f(r.avg_slice_ns),
+        help: None,
+    },
+    Metric {
+        key: "p99_slice",
+        unit: Unit::Microseconds,
+        column: col("P99SLICE", 8, 6),
+        field: None,
+        get: |r| opt_u(r.p99_slice_us),
+        help: Some("P99 columns: upper bound of the log2 bucket holding the 99th percentile"),
+    },
+    Metric {
+        key: "p99_wait",
+        unit: Unit::Microseconds,
+        column: col("P99WAIT", 7, 4),
+        field: None,
+        get: |r| opt_u(r.p99_wait_us),
+        help: Some("P99WAIT: run-queue latency, runnable but waiting for a CPU"),
+    },
+    field("oncpu_ns", Unit::Nanoseconds, |r| opt_u(r.oncpu_ns)),
+    field("wait_ns", Unit::Nanoseconds, |r| opt_u(r.wait_ns)),
+    field("migrations", Unit::Count, |r| opt_u(r.migrations)),
+    Metric {
+        key: "migr",
+        unit: Unit::PerSecond,
+        column: col("MIGR/s", 6, 9),
+        field: None,
+        get: |r| opt_f(r.migr_s),
+        help: None,
+    },
+    field("cross_node_migrations", Unit::Count, |r| {
+        opt_u(r.cross_node_migrations)
+    }),
+    Metric {
+        key: "xnode",
+        unit: Unit::PerSecond,
+        column: col("XNODE/s", 7, 11),
+        field: None,
+        get: |r| opt_f(r.xnode_s),
+        help: Some("XNODE/s: migrations to a CPU of another NUMA node"),
+    },
+    field("slice_hist_us", Unit::Histogram, |r| hist(&r.slice_hist)),
+    field("wait_hist_us", Unit::Histogram, |r| hist(&r.wait_hist)),
+    field("exited", Unit::Flag, |r| Value::Flag(r.exited)),
+];
+
+/// The metric with this key.
+pub fn by_key(key: &str) -> Option<&'static Metric> {
+    METRICS.iter().find(|m| m.key == key)
+}
+
+/// The metrics written to CSV and JSON, in order, with their names.
+pub fn fields() -> impl Iterator<Item = (&'static str, &'static Metric)> {
+    METRICS.iter().filter_map(|m| m.field.map(|f| (f, m)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_fields_and_titles_are_unique() {
+        let mut keys: Vec<&str> = METRICS.iter().map(|m| m.key).collect();
+        let n = keys.len();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), n, "duplicate key");
+        let mut f: Vec<&str> = fields().map(|(f, _)| f).collect();
+        let n = f.len();
+        f.sort_unstable();
+        f.dedup();
+        assert_eq!(f.len(), n, "duplicate field");
+        for m in METRICS {
+            if let Some(c) = m.column {
+                assert!(c.threads || c.processes, "{} shows nowhere", m.key);
+                assert!(c.width as usize >= 3, "{}", m.key);
+            }
+        }
+        assert!(by_key("nvcsw").is_some() && by_key("nope").is_none());
+    }
+}

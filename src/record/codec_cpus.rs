@@ -1,0 +1,107 @@
+//! The per-CPU and CPU-to-CPU migration parts of a Sample's encoding
+//! (codec.rs): each a delta on the previous Sample's same CPU or cell.
+use std::collections::HashMap;
+
+use super::codec::{decode_counts, encode_counts};
+use super::varint::{put_delta, put_u64, Cursor, DResult, DecodeError};
+use crate::model::{CpuSample, MigrationCount, RqSample};
+
+pub(super) fn encode_cpus(out: &mut Vec<u8>, cpus: &[CpuSample], prev: &[CpuSample]) {
+    put_u64(out, cpus.len() as u64);
+    for (i, cpu) in cpus.iter().enumerate() {
+        let r = prev.get(i);
+        put_delta(out, cpu.cpu.into(), r.map_or(i as u64, |r| r.cpu.into()));
+        put_delta(out, cpu.switches, r.map_or(0, |r| r.switches));
+        put_delta(out, cpu.busy_ns, r.map_or(0, |r| r.busy_ns));
+        let rr = r.and_then(|r| r.rq.as_ref());
+        match &cpu.rq {
+            None => out.push(0),
+            Some(rq) => {
+                out.push(1);
+                put_delta(out, rq.samples, rr.map_or(0, |x| x.samples));
+                put_delta(out, rq.sum, rr.map_or(0, |x| x.sum));
+                put_u64(out, rq.freq_hz.into());
+                encode_counts(out, &rq.hist, rr.map(|x| x.hist.as_slice()));
+            }
+        }
+    }
+}
+
+pub(super) fn decode_cpus(c: &mut Cursor, prev: &[CpuSample]) -> DResult<Vec<CpuSample>> {
+    let n = c.count(4)?;
+    let mut cpus = Vec::with_capacity(n);
+    for i in 0..n {
+        let r = prev.get(i);
+        let cpu = u32::try_from(c.delta(r.map_or(i as u64, |r| r.cpu.into()))?)
+            .map_err(|_| DecodeError("CPU id over 32 bits"))?;
+        let switches = c.delta(r.map_or(0, |r| r.switches))?;
+        let busy_ns = c.delta(r.map_or(0, |r| r.busy_ns))?;
+        let rr = r.and_then(|r| r.rq.as_ref());
+        let rq = match c.u8()? {
+            0 => None,
+            1 => Some(RqSample {
+                samples: c.delta(rr.map_or(0, |x| x.samples))?,
+                sum: c.delta(rr.map_or(0, |x| x.sum))?,
+                freq_hz: c.u32()?,
+                hist: decode_counts(c, rr.map(|x| x.hist.as_slice()))?,
+            }),
+            _ => return Err(DecodeError("bad run-queue presence byte")),
+        };
+        cpus.push(CpuSample {
+            cpu,
+            switches,
+            busy_ns,
+            rq,
+        });
+    }
+    Ok(cpus)
+}
+
+pub(super) fn encode_migrations(
+    out: &mut Vec<u8>,
+    cells: &[MigrationCount],
+    prev: &[MigrationCount],
+) {
+    let before: HashMap<(u32, u32), u64> = prev
+        .iter()
+        .map(|m| ((m.from_cpu, m.to_cpu), m.count))
+        .collect();
+    put_u64(out, cells.len() as u64);
+    let (mut from, mut to) = (0u64, 0u64);
+    for m in cells {
+        put_delta(out, m.from_cpu.into(), from);
+        put_delta(out, m.to_cpu.into(), to);
+        from = m.from_cpu.into();
+        to = m.to_cpu.into();
+        let b = before.get(&(m.from_cpu, m.to_cpu)).copied().unwrap_or(0);
+        put_delta(out, m.count, b);
+    }
+}
+
+pub(super) fn decode_migrations(
+    c: &mut Cursor,
+    prev: &[MigrationCount],
+) -> DResult<Vec<MigrationCount>> {
+    let before: HashMap<(u32, u32), u64> = prev
+        .iter()
+        .map(|m| ((m.from_cpu, m.to_cpu), m.count))
+        .collect();
+    let n = c.count(3)?;
+    let mut cells = Vec::with_capacity(n);
+    let (mut from, mut to) = (0u64, 0u64);
+    for _ in 0..n {
+        from = c.delta(from)?;
+        to = c.delta(to)?;
+        let (f, t) = (
+            u32::try_from(from).map_err(|_| DecodeError("CPU id over 32 bits"))?,
+            u32::try_from(to).map_err(|_| DecodeError("CPU id over 32 bits"))?,
+        );
+        let b = before.get(&(f, t)).copied().unwrap_or(0);
+        cells.push(MigrationCount {
+            from_cpu: f,
+            to_cpu: t,
+            count: c.delta(b)?,
+        });
+    }
+    Ok(cells)
+}
