@@ -134,8 +134,25 @@ fn parse_interval(s: &str) -> Result<f64, String> {
 #[derive(Args, Debug, Clone)]
 pub struct RecordArgs {
     /// The recording to write (created 0600; never through a symlink)
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: std::path::PathBuf,
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        required_unless_present = "dir"
+    )]
+    pub output: Option<std::path::PathBuf>,
+    /// Record into this directory until stopped: a new file every --rotate, the oldest deleted beyond --retain/--retain-size
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["output", "max_size", "append", "force"])]
+    pub dir: Option<std::path::PathBuf>,
+    /// With --dir: start a new file this often (1h, 30m, 5s) [default: 1h]
+    #[arg(long, value_name = "D")]
+    pub rotate: Option<String>,
+    /// With --dir: delete files last written longer ago than this (7d, 12h)
+    #[arg(long, value_name = "D")]
+    pub retain: Option<String>,
+    /// With --dir: keep the directory's recordings under this size (2G, 500M)
+    #[arg(long, value_name = "SIZE")]
+    pub retain_size: Option<String>,
     #[command(flatten)]
     pub live: LiveArgs,
     /// Stop after this long: 90s, 30m, 12h, 1h30m, or seconds
@@ -154,8 +171,8 @@ pub struct RecordArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct DumpArgs {
-    /// A recording made by `schedtop record`
-    #[arg(value_name = "FILE")]
+    /// A recording made by `schedtop record`, or a directory of them (`record --dir`)
+    #[arg(value_name = "FILE|DIR")]
     pub file: std::path::PathBuf,
     /// csv (one row per thread and interval) or json (one object per interval)
     #[arg(long, value_name = "FORMAT", default_value = "json")]
@@ -173,8 +190,8 @@ pub struct DumpArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct ReplayArgs {
-    /// A recording made by `schedtop record`
-    #[arg(value_name = "FILE")]
+    /// A recording made by `schedtop record`, or a directory of them (`record --dir`)
+    #[arg(value_name = "FILE|DIR")]
     pub file: std::path::PathBuf,
     /// Start at (same forms as `dump --from`)
     #[arg(long, value_name = "T", allow_hyphen_values = true)]
@@ -233,8 +250,8 @@ pub struct SnapshotArgs {
     /// Replace FILE if it is an existing regular file
     #[arg(long)]
     pub force: bool,
-    /// Take the screen from this recording instead of this machine
-    #[arg(long, value_name = "FILE")]
+    /// Take the screen from this recording (or directory of recordings) instead of this machine
+    #[arg(long, value_name = "FILE|DIR")]
     pub from: Option<std::path::PathBuf>,
     /// With --from: the moment to show (2026-11-21T23:15:00Z, 23:15:00, -5m, +90s); default: the end
     #[arg(long, value_name = "T", allow_hyphen_values = true, requires = "from")]

@@ -12,6 +12,8 @@
 //! - `testdata`: deterministic synthetic Samples (tests, benches, fixture).
 pub mod codec;
 mod codec_cpus;
+pub mod dir;
+pub mod dir_writer;
 pub mod format;
 pub mod header;
 pub mod index;
