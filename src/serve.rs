@@ -99,6 +99,11 @@ fn read_pressure() -> Option<crate::model::pressure::CpuPressure> {
 }
 
 pub fn run(o: &ServeOptions) -> Result<()> {
+    for &pid in &o.live.pid_filter {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            anyhow::bail!("no process with pid {pid}");
+        }
+    }
     // the port first: a port in use is the likeliest mistake, say it before
     // loading any probe
     let listener = serve_http::bind(&o.listen)?;
