@@ -86,6 +86,7 @@ struct task_struct {
 	pid_t pid;
 	pid_t tgid;
 	int prio;
+	int static_prio;
 	int exit_state;
 	unsigned long nvcsw;
 	unsigned long nivcsw;

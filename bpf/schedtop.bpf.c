@@ -334,6 +334,8 @@ int dump_threads(struct bpf_iter__task *ctx)
 	s->tid = t->pid;
 	s->pid = t->tgid;
 	s->start_time = t->start_time;
+	/* NICE_TO_PRIO(nice) = 120 + nice; prio itself moves with PI boosts */
+	s->nice = t->static_prio - 120;
 	bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), t->comm);
 	bpf_probe_read_kernel_str(s->process_comm, sizeof(s->process_comm), t->group_leader->comm);
 	bpf_seq_write(seq, s, sizeof(*s));

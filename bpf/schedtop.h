@@ -68,6 +68,8 @@ struct thread_stats {
 	u32 seq;
 	u32 slice_hist[HIST_SLOTS];
 	u32 wait_hist[HIST_SLOTS];
+	/* the nice value (static_prio - 120), filled by the iterator */
+	s32 nice;
 };
 
 struct cpu_stats {

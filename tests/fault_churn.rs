@@ -2,34 +2,14 @@
 //! TUI (in tmux) and a recording run: no crash, memory bounded, no BPF map
 //! growth, and the recording replays.
 mod common;
+use common::tmux::{have_tmux, tmux};
 
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_schedtop");
-
-fn tmux(socket: &str, args: &[&str]) -> std::process::Output {
-    Command::new("tmux")
-        .arg("-L")
-        .arg(socket)
-        .args(args)
-        .env_remove("TMUX")
-        .output()
-        .expect("tmux")
-}
-
-fn have_tmux() -> bool {
-    let ok = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok && std::env::var("SCHEDTOP_REQUIRE_ALL").as_deref() == Ok("1") {
-        panic!("tmux is not installed and SCHEDTOP_REQUIRE_ALL=1");
-    }
-    ok
-}
+use common::tmux::BIN;
 
 /// Peak resident set (VmHWM) of a process, in KiB.
 fn peak_rss_kib(pid: u32) -> u64 {

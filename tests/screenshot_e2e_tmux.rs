@@ -5,110 +5,12 @@
 //! Needs tmux. Without it the test skips, unless SCHEDTOP_REQUIRE_ALL=1
 //! (CI), where it fails.
 use std::path::Path;
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
 
+mod common;
 mod svg_grid;
+use common::tmux::{have_tmux, Tmux, BIN};
+use std::time::Duration;
 use svg_grid::svg_screen;
-
-const BIN: &str = env!("CARGO_BIN_EXE_schedtop");
-
-fn have_tmux() -> bool {
-    let ok = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var("SCHEDTOP_REQUIRE_ALL").as_deref() == Ok("1") {
-            panic!("tmux is not installed and SCHEDTOP_REQUIRE_ALL=1");
-        }
-        eprintln!("skipping: tmux is not installed (SCHEDTOP_REQUIRE_ALL=1 makes this fail)");
-    }
-    ok
-}
-
-/// A private tmux server with one 120x40 pane running sh in `cwd`.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(name: &str, cwd: &Path) -> Tmux {
-        let t = Tmux {
-            socket: format!("schedtop-{name}-{}", std::process::id()),
-        };
-        let o = t.tmux(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            "-c",
-            cwd.to_str().unwrap(),
-            "env",
-            "PS1=$ ",
-            "sh",
-        ]);
-        assert!(
-            o.status.success(),
-            "tmux: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        t
-    }
-
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("running tmux")
-    }
-
-    fn send(&self, keys: &[&str]) {
-        let mut a = vec!["send-keys", "-t", "t"];
-        a.extend_from_slice(keys);
-        assert!(self.tmux(&a).status.success());
-    }
-
-    fn type_text(&self, text: &str) {
-        assert!(self
-            .tmux(&["send-keys", "-t", "t", "-l", text])
-            .status
-            .success());
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
-    }
-
-    fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let s = self.screen();
-            if pred(&s) {
-                return s;
-            }
-            if Instant::now() > deadline {
-                panic!("timed out waiting for {what}; screen:\n{s}");
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
-    }
-}
 
 fn files(dir: &Path, ext: &str) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
@@ -126,7 +28,7 @@ fn s_saves_the_screen_tmux_shows_as_svg_in_the_working_directory() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let tmux = Tmux::start("shot", dir.path());
+    let tmux = Tmux::start("shot", 120, 40, Some(dir.path()));
     tmux.type_text(&format!(
         "{BIN} -i 0.5 --screenshot-format svg; echo SCHEDTOP_EXIT=$?"
     ));

@@ -172,7 +172,7 @@ fn hostile_names_stay_text_in_svg_html_and_ansi() {
     let rec = hostile_recording(dir.path());
     let rec = rec.to_str().unwrap();
     let svg = stdout(&run(&[
-        "snapshot", "--from", rec, "--format", "svg", "--size", "100x20",
+        "snapshot", "--from", rec, "--format", "svg", "--size", "110x20",
     ]));
     assert!(svg.contains("&lt;b&gt;&amp;&quot;x&#39;^[[2J"), "{svg}");
     assert!(!svg.contains("<script>") && !svg.contains('\x1b'));
@@ -186,12 +186,12 @@ fn hostile_names_stay_text_in_svg_html_and_ansi() {
         "{screen:#?}"
     );
     let html = stdout(&run(&[
-        "snapshot", "--from", rec, "--format", "html", "--size", "100x20",
+        "snapshot", "--from", rec, "--format", "html", "--size", "110x20",
     ]));
     assert!(html.contains("&lt;/text&gt;&lt;script&gt;"));
     assert!(!html.contains("<script>") && !html.contains('\x1b'));
     let ansi = stdout(&run(&[
-        "snapshot", "--from", rec, "--format", "ansi", "--size", "100x20",
+        "snapshot", "--from", rec, "--format", "ansi", "--size", "110x20",
     ]));
     // escape sequences are ours only: the name's ESC arrives as ^[
     assert!(ansi.contains("^[[2J"));

@@ -346,17 +346,20 @@ fn xnode_column_in_the_threads_table() {
     let app = selected_wanderer(200, 50, &[]);
     let s = screen(&app, 200, 50);
     let head = s.lines().find(|l| l.contains("TID")).unwrap();
-    assert!(head.trim_end().ends_with("MIGR/s XNODE/s"), "{head}");
+    assert!(head.trim_end().ends_with("MIGR/s XNODE/s  NI"), "{head}");
     let row = s.lines().find(|l| l.contains("crunch-41")).unwrap();
     let cols: Vec<&str> = row.split_whitespace().collect();
-    assert_eq!(cols[cols.len() - 2..], ["2.0", "2.0"], "{row}");
+    // migrations, cross-node migrations, then the nice value
+    assert_eq!(cols[cols.len() - 3..], ["2.0", "2.0", "0"], "{row}");
     // dropped first on a narrow screen
     let narrow = screen(&selected_wanderer(80, 24, &[]), 80, 24);
     assert!(!narrow.contains("XNODE/s") && narrow.contains("MIGR/s"));
     // procfs cannot see migrations: a dash, not a zero
     let procfs = screen(&fixtures::app(SourceKind::Procfs, 200, 50), 200, 50);
     let row = procfs.lines().find(|l| l.contains("ffmpeg:enc0")).unwrap();
-    assert!(row.trim_end().ends_with("-       -"), "{row}");
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    // MIGR/s and XNODE/s, then the nice value /proc does know
+    assert_eq!(cols[cols.len() - 3..], ["-", "-", "-5"], "{row}");
 }
 
 #[test]

@@ -4,178 +4,17 @@
 //!
 //! Needs tmux. Without it the tests skip, unless SCHEDTOP_REQUIRE_ALL=1
 //! (CI), where they fail.
-use std::process::{Command, Output};
+mod common;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_schedtop");
+use common::tmux::{have_tmux, Tmux, BIN};
+
 const HOSTILE: &str = "e2e\x1b[2Jevil";
 const HOSTILE_SHOWN: &str = "e2e^[[2Jevil";
-
-/// tmux present? If not: skip, or fail when CI requires everything.
-fn have_tmux() -> bool {
-    let ok = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var("SCHEDTOP_REQUIRE_ALL").as_deref() == Ok("1") {
-            panic!("tmux is not installed and SCHEDTOP_REQUIRE_ALL=1");
-        }
-        eprintln!("skipping: tmux is not installed (SCHEDTOP_REQUIRE_ALL=1 makes this fail)");
-    }
-    ok
-}
-
-/// A private tmux server with one 160x50 pane running sh; killed on drop.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(name: &str) -> Tmux {
-        let t = Tmux {
-            socket: format!("schedtop-{name}-{}", std::process::id()),
-        };
-        let o = t.tmux(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            "160",
-            "-y",
-            "50",
-            "env",
-            "PS1=$ ",
-            "sh",
-        ]);
-        assert!(
-            o.status.success(),
-            "tmux: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        t
-    }
-
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("running tmux")
-    }
-
-    fn send(&self, keys: &[&str]) {
-        let mut a = vec!["send-keys", "-t", "t"];
-        a.extend_from_slice(keys);
-        assert!(self.tmux(&a).status.success());
-    }
-
-    /// Type text literally (no key-name lookup).
-    fn type_text(&self, text: &str) {
-        assert!(self
-            .tmux(&["send-keys", "-t", "t", "-l", text])
-            .status
-            .success());
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
-    }
-
-    fn display(&self, format: &str) -> String {
-        let o = self.tmux(&["display-message", "-p", "-t", "t", format]);
-        String::from_utf8_lossy(&o.stdout).trim().to_string()
-    }
-
-    fn alternate_on(&self) -> bool {
-        self.display("#{alternate_on}") == "1"
-    }
-
-    /// Wait until `pred(screen)` holds; panics with the last screen if not.
-    fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let s = self.screen();
-            if pred(&s) {
-                return s;
-            }
-            if Instant::now() > deadline {
-                panic!("timed out waiting for {what}; screen:\n{s}");
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    /// Is the terminal back to normal: main screen, cooked mode?
-    fn assert_restored(&self, exit_code: &str) {
-        self.wait_for(&format!("exit status {exit_code}"), 20, |s| {
-            s.contains(&format!("SCHEDTOP_EXIT={exit_code}"))
-        });
-        assert!(!self.alternate_on(), "still on the alternate screen");
-        self.type_text(
-            r#"case "$(stty -a)" in *-icanon*) echo TTY_RAW;; *) echo TTY_COOKED;; esac"#,
-        );
-        self.send(&["Enter"]);
-        let s = self.wait_for("stty check", 10, |s| {
-            s.contains("TTY_COOKED\n") || s.contains("TTY_RAW\n")
-        });
-        assert!(
-            s.contains("TTY_COOKED\n"),
-            "terminal left in raw mode:\n{s}"
-        );
-        assert_eq!(self.display("#{cursor_flag}"), "1", "cursor left hidden");
-    }
-
-    fn run_schedtop(&self, args: &str) {
-        self.type_text(&format!("{BIN} {args}; echo SCHEDTOP_EXIT=$?"));
-        self.send(&["Enter"]);
-        self.wait_for("the live view", 30, |s| {
-            s.contains("NVCSW/s") && s.contains("schedtop")
-        });
-        assert!(
-            self.alternate_on(),
-            "the live view is not on the alternate screen"
-        );
-    }
-
-    /// schedtop's pid: the child of the pane's shell.
-    fn schedtop_pid(&self) -> i32 {
-        let shell: i32 = self.display("#{pane_pid}").parse().unwrap();
-        for e in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-                continue;
-            };
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            // pid (comm) state ppid ...
-            let Some(rest) = stat.rsplit_once(") ").map(|x| x.1) else {
-                continue;
-            };
-            let ppid: i32 = rest
-                .split(' ')
-                .nth(1)
-                .and_then(|p| p.parse().ok())
-                .unwrap_or(0);
-            if ppid == shell && stat.contains("(schedtop)") {
-                return pid;
-            }
-        }
-        panic!("schedtop is not running under the pane's shell");
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
-    }
-}
 
 /// Threads that stay until dropped: two spinners sharing CPU 0 (so they
 /// preempt each other) and a sleeper with a hostile name.
@@ -271,7 +110,7 @@ fn live_view_shows_pinned_spinners_and_restores_the_terminal() {
         return;
     }
     let _work = Workload::start();
-    let tmux = Tmux::start("live");
+    let tmux = Tmux::start("live", 160, 50, None);
     tmux.run_schedtop("-i 0.5");
 
     // filter to the workload
@@ -329,7 +168,7 @@ fn a_panic_restores_the_terminal() {
     if !have_tmux() {
         return;
     }
-    let tmux = Tmux::start("panic");
+    let tmux = Tmux::start("panic", 160, 50, None);
     tmux.type_text(&format!(
         "SCHEDTOP_TEST_PANIC=1 {BIN} -i 0.2; echo SCHEDTOP_EXIT=$?"
     ));
@@ -347,7 +186,7 @@ fn sigterm_and_sighup_restore_the_terminal() {
     if !have_tmux() {
         return;
     }
-    let tmux = Tmux::start("signals");
+    let tmux = Tmux::start("signals", 160, 50, None);
     for (sig, status) in [(libc::SIGTERM, "143"), (libc::SIGHUP, "129")] {
         tmux.run_schedtop("-i 0.5");
         let pid = tmux.schedtop_pid();
@@ -382,7 +221,7 @@ fn a_closed_terminal_ends_schedtop() {
     }
     // the window closes (the pty's master side goes away) without a SIGHUP
     // reaching schedtop: it must notice and exit, not spin on EOF
-    let tmux = Tmux::start("hangup");
+    let tmux = Tmux::start("hangup", 160, 50, None);
     tmux.run_schedtop("-i 0.5");
     let pid = tmux.schedtop_pid();
     drop(tmux);

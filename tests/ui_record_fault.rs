@@ -9,10 +9,12 @@
 //! Needs root (mount, changing user) and tmux; skips without them unless
 //! SCHEDTOP_REQUIRE_ALL=1.
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use schedtop::record::Reader;
+
+mod common;
+use common::tmux::{have_tmux, Tmux};
 
 const BIN: &str = env!("CARGO_BIN_EXE_schedtop");
 
@@ -40,13 +42,6 @@ fn assert_this_build() {
         String::from_utf8_lossy(&o.stdout).contains("--at"),
         "{BIN} is not this tree's build (another build replaced it): rebuild and rerun"
     );
-}
-
-fn have_tmux() -> bool {
-    Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 /// A tmpfs of `size` mounted on a fresh directory; unmounted on drop.
@@ -86,92 +81,6 @@ impl Drop for SmallFs {
     }
 }
 
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(cwd: &Path) -> Tmux {
-        let t = Tmux {
-            socket: format!(
-                "schedtop-recfault-{}-{}",
-                std::process::id(),
-                cwd.display().to_string().len()
-            ),
-        };
-        let o = t.tmux(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            "200",
-            "-y",
-            "50",
-            "-c",
-            cwd.to_str().unwrap(),
-            "env",
-            "PS1=$ ",
-            "sh",
-        ]);
-        assert!(
-            o.status.success(),
-            "tmux: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        t
-    }
-
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("running tmux")
-    }
-
-    fn send(&self, keys: &[&str]) {
-        let mut a = vec!["send-keys", "-t", "t"];
-        a.extend_from_slice(keys);
-        assert!(self.tmux(&a).status.success());
-    }
-
-    fn type_text(&self, text: &str) {
-        assert!(self
-            .tmux(&["send-keys", "-t", "t", "-l", text])
-            .status
-            .success());
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "t"]).stdout).into_owned()
-    }
-
-    fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let s = self.screen();
-            if pred(&s) {
-                return s;
-            }
-            if Instant::now() > deadline {
-                panic!("timed out waiting for {what}; screen:\n{s}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
-    }
-}
-
 /// The header's clock ("at HH:MM:SS UTC"), to see the screen still moving.
 fn clock(screen: &str) -> Option<String> {
     let i = screen.find(" at ")?;
@@ -190,7 +99,7 @@ fn recording_onto_a_full_filesystem_stops_the_recording_not_the_ui() {
     }
     assert_this_build();
     let fs = SmallFs::mount("128k");
-    let tmux = Tmux::start(&fs.path);
+    let tmux = Tmux::start("recfault-full", 200, 50, Some(&fs.path));
     tmux.type_text(&format!("{BIN} -i 0.1; echo SCHEDTOP_EXIT=$?"));
     tmux.send(&["Enter"]);
     tmux.wait_for("the live view", 30, |s| s.contains("NVCSW/s"));
@@ -271,7 +180,7 @@ fn replay_as_an_unprivileged_user_with_its_keys() {
     let bin = dir.path().join("schedtop");
     std::fs::copy(BIN, &bin).unwrap();
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let tmux = Tmux::start(dir.path());
+    let tmux = Tmux::start("recfault-user", 200, 50, Some(dir.path()));
     tmux.type_text(&format!(
         "setpriv --reuid=65534 --regid=65534 --clear-groups {} replay v1.schedtop --at 23:00:05Z; echo SCHEDTOP_EXIT=$?",
         bin.display()

@@ -12,7 +12,8 @@ use libbpf_rs::{Link, MapCore, MapFlags};
 use super::perf::open_cpu_clock;
 use super::system::{now_ns, read_cpu_busy_ns, read_system};
 use crate::model::{
-    Baseline, CpuSample, Log2Hist, Losses, MigrationCount, RqSample, Sample, ThreadSample, Topology,
+    Baseline, CpuSample, Log2Hist, Losses, MigrationCount, RqSample, Sample, ThreadAttrs,
+    ThreadSample, Topology,
 };
 
 mod skel {
@@ -299,6 +300,10 @@ impl BpfSource {
                 // one started since began from zero
                 baseline: (s.start_time >= born_after).then(Baseline::default),
                 exited: is_exited,
+                // the exit path does not read it
+                attrs: ThreadAttrs {
+                    nice: (!is_exited).then_some(s.nice as i8),
+                },
             });
         }
         for (key, _) in &exited {

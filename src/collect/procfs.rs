@@ -9,7 +9,7 @@ use anyhow::Result;
 use procfs::process::{all_processes_with_root, Process};
 
 use super::system::{now_ns, read_system};
-use crate::model::{Baseline, Sample, ThreadSample};
+use crate::model::{Baseline, Sample, ThreadAttrs, ThreadSample};
 
 pub struct ProcfsReader {
     root: PathBuf,
@@ -93,6 +93,9 @@ impl ProcfsReader {
                 wait_hist: None,
                 baseline: new_since_last.then(Baseline::default),
                 exited: false,
+                attrs: ThreadAttrs {
+                    nice: i8::try_from(stat.nice).ok(),
+                },
             });
         }
     }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::rates::{counter_delta, elapsed_s, intervals, ThreadInterval};
-use crate::model::{Log2Hist, Sample};
+use crate::model::{Log2Hist, Sample, ThreadAttrs};
 
 /// What a row stands for, stable across Samples (a reused tid is a new thread).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -51,6 +51,8 @@ pub struct Row {
     /// the interval's histograms (None where the source has none)
     pub slice_hist: Option<Log2Hist>,
     pub wait_hist: Option<Log2Hist>,
+    /// the thread's settings (a process: its main thread's)
+    pub attrs: ThreadAttrs,
 }
 
 impl Row {
@@ -175,6 +177,7 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         xnode_s: None,
         slice_hist: None,
         wait_hist: None,
+        attrs: ThreadAttrs::default(),
     }
 }
 
@@ -214,6 +217,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         row.process_comm = t.process_comm.clone();
         row.cpu = Some(t.cpu);
         row.exited = t.exited;
+        row.attrs = t.attrs;
         row.voluntary = t.voluntary;
         row.involuntary = t.involuntary;
         fill(&mut row, totals.as_ref(), dt);
@@ -239,6 +243,7 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
                 t.process_comm.clone()
             };
             p.process_comm = p.comm.clone();
+            p.attrs = t.attrs;
         }
         if let Some(tt) = &totals {
             ptot.get_or_insert_with(Totals::default).add(tt);

@@ -264,6 +264,14 @@ pub static METRICS: &[Metric] = &[
     field("slice_hist_us", Unit::Histogram, |r| hist(&r.slice_hist)),
     field("wait_hist_us", Unit::Histogram, |r| hist(&r.wait_hist)),
     field("exited", Unit::Flag, |r| Value::Flag(r.exited)),
+    Metric {
+        key: "nice",
+        unit: Unit::Count,
+        column: thread_col("NI", 3, 12),
+        field: Some("nice"),
+        get: |r| r.attrs.nice.map_or(Value::None, |n| Value::I(n.into())),
+        help: Some("NI: the thread's nice value, -20 (favoured) to 19"),
+    },
 ];
 
 /// The metric with this key.

@@ -5,6 +5,7 @@ pub mod flows;
 pub mod hist;
 pub mod interval;
 pub mod metrics;
+pub mod physics;
 pub mod pressure;
 pub mod rates;
 pub mod sample;

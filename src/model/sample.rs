@@ -104,6 +104,34 @@ pub struct ThreadSample {
     pub baseline: Option<Baseline>,
     /// The thread exited; these are its final counts and it will not appear again.
     pub exited: bool,
+    /// What the thread is set to (not a counter), as last seen.
+    #[serde(default)]
+    pub attrs: ThreadAttrs,
+}
+
+/// A thread's settings as last seen: shown as they are, no rates. The
+/// recording stores them as a counted list of numbers (codec.rs), so a new
+/// one needs no codec change: add the field here with its slot in `values`
+/// and `set`, and a metric (metrics.rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadAttrs {
+    /// the nice value, -20 (most favoured) to 19; None where unknown
+    pub nice: Option<i8>,
+}
+
+impl ThreadAttrs {
+    /// Every attribute in slot order (None: unknown).
+    pub fn values(&self) -> Vec<Option<i64>> {
+        vec![self.nice.map(i64::from)]
+    }
+
+    /// Set slot `i` (slots this build does not know are ignored: a newer
+    /// recording still reads).
+    pub fn set(&mut self, i: usize, v: Option<i64>) {
+        if i == 0 {
+            self.nice = v.and_then(|v| i8::try_from(v).ok());
+        }
+    }
 }
 
 /// Run-queue length sampled on a timer during the interval (cumulative).

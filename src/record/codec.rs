@@ -8,10 +8,11 @@
 use std::collections::HashMap;
 use std::io::Read;
 
+use super::codec_attrs::{get_attrs, put_attrs};
 use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
 use super::format::MAX_RAW;
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
-use crate::model::{Baseline, Log2Hist, Losses, Sample, SystemSample, ThreadSample};
+use crate::model::{Baseline, Log2Hist, Losses, Sample, SystemSample, ThreadAttrs, ThreadSample};
 
 const MODE_KEY: u8 = 0;
 const MODE_DELTA: u8 = 1;
@@ -30,6 +31,8 @@ const F_WAIT: u64 = 1 << 8;
 const F_BASE: u64 = 1 << 9;
 const F_BASE_WRITTEN: u64 = 1 << 10;
 const F_EXITED: u64 = 1 << 11;
+/// format 2: the thread's attributes follow in meta (codec_attrs.rs)
+const F_ATTRS: u64 = 1 << 12;
 
 /// Longest histogram accepted (Log2Hist has 28 slots, run-queue ones ~60).
 const MAX_HIST: usize = 4096;
@@ -355,6 +358,9 @@ fn encode_threads(
         if t.exited {
             f |= F_EXITED;
         }
+        if r.map_or(ThreadAttrs::default(), |r| r.attrs) != t.attrs {
+            f |= F_ATTRS;
+        }
         put_u64(&mut s.flags, f);
         if f & F_PID != 0 {
             put_u64(&mut s.meta, t.pid.into());
@@ -371,6 +377,9 @@ fn encode_threads(
                     put_u64(&mut s.meta, v);
                 }
             }
+        }
+        if f & F_ATTRS != 0 {
+            put_attrs(&mut s.meta, &t.attrs);
         }
         if f & F_COMM != 0 {
             put_bytes(&mut s.strs, t.comm.as_bytes());
@@ -477,6 +486,11 @@ fn decode_threads(c: &mut Cursor, prev: &[ThreadSample]) -> DResult<Vec<ThreadSa
                     .ok_or(DecodeError("baseline refers to a thread without one"))?,
             )
         };
+        let attrs = if f & F_ATTRS != 0 {
+            get_attrs(&mut meta)?
+        } else {
+            r.map_or(ThreadAttrs::default(), |r| r.attrs)
+        };
         let comm = if need(F_COMM) {
             strs.string()?
         } else {
@@ -527,6 +541,7 @@ fn decode_threads(c: &mut Cursor, prev: &[ThreadSample]) -> DResult<Vec<ThreadSa
             wait_hist,
             baseline,
             exited: f & F_EXITED != 0,
+            attrs,
         });
     }
     for st in [&ids, &flags, &meta, &strs, &small, &ns, &ns_lo, &hist] {

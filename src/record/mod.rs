@@ -11,6 +11,7 @@
 //! - `source`: a recording as a seekable `Source`;
 //! - `testdata`: deterministic synthetic Samples (tests, benches, fixture).
 pub mod codec;
+mod codec_attrs;
 mod codec_cpus;
 pub mod dir;
 pub mod dir_writer;

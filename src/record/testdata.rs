@@ -226,6 +226,15 @@ impl SynthGen {
                 self.cur.threads.remove(i);
             }
             self.exited.clear();
+            // the system counts every switch once, also after its thread
+            // is gone: what the remaining threads did from here on is added
+            let before: u64 = self
+                .cur
+                .threads
+                .iter()
+                .map(|t| t.voluntary + t.involuntary)
+                .sum();
+            let ctxt_before = self.cur.system.context_switches;
             let fresh = (self.cur.threads.len() as f64 * o.churn).round() as usize;
             self.cur.time_ns += o.interval_ns + rng.below(2_000_000);
             self.cur.mono_ns += o.interval_ns + rng.below(2_000_000);
@@ -251,8 +260,10 @@ impl SynthGen {
                 .iter()
                 .map(|t| t.voluntary + t.involuntary)
                 .sum();
+            // new threads started from zero: all of theirs are new
+            let ctxt = ctxt_before + total.saturating_sub(before);
             for c in self.cur.cpus.iter_mut() {
-                c.switches = total / cpus as u64 + c.cpu as u64;
+                c.switches = ctxt / cpus as u64 + c.cpu as u64;
                 c.busy_ns += o.interval_ns - rng.below(o.interval_ns / 10 + 1);
                 if let Some(rq) = c.rq.as_mut() {
                     for _ in 0..99 {
@@ -263,7 +274,7 @@ impl SynthGen {
                     }
                 }
             }
-            self.cur.system.context_switches = total;
+            self.cur.system.context_switches = ctxt;
             if cpus > 1 {
                 let (a, b) = (rng.below(cpus.into()) as u32, rng.below(cpus.into()) as u32);
                 if a != b {

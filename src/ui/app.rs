@@ -295,7 +295,8 @@ impl AppState {
             .cloned()
             .collect();
         let (sort, desc) = (self.sort, self.descending());
-        rows.sort_by(|a, b| sort.compare(a, b, desc));
+        let metric = sort.metric();
+        rows.sort_by(|a, b| columns::compare_by(metric, a, b, desc));
         self.rows = rows;
         if keep_key {
             if let Some(i) = self

@@ -76,32 +76,36 @@ impl Column {
     /// Order of two rows by this column; `descending` flips known values
     /// only, unknown ones stay last. Ties go by id so the order is stable.
     pub fn compare(self, a: &Row, b: &Row, descending: bool) -> Ordering {
-        let m = self.metric();
-        let (va, vb) = ((m.get)(a), (m.get)(b));
-        let primary = if let (Value::Text(x), Value::Text(y)) = (&va, &vb) {
-            let o = x.to_lowercase().cmp(&y.to_lowercase());
-            if descending {
-                o.reverse()
-            } else {
-                o
-            }
-        } else {
-            match (va.number(), vb.number()) {
-                (Some(x), Some(y)) => {
-                    let o = x.partial_cmp(&y).unwrap_or(Ordering::Equal);
-                    if descending {
-                        o.reverse()
-                    } else {
-                        o
-                    }
-                }
-                (Some(_), None) => Ordering::Less,
-                (None, Some(_)) => Ordering::Greater,
-                (None, None) => Ordering::Equal,
-            }
-        };
-        primary.then(a.id.cmp(&b.id))
+        compare_by(self.metric(), a, b, descending)
     }
+}
+
+/// `Column::compare` with the metric looked up once (sorting many rows).
+pub fn compare_by(m: &Metric, a: &Row, b: &Row, descending: bool) -> Ordering {
+    let (va, vb) = ((m.get)(a), (m.get)(b));
+    let primary = if let (Value::Text(x), Value::Text(y)) = (&va, &vb) {
+        let o = x.to_lowercase().cmp(&y.to_lowercase());
+        if descending {
+            o.reverse()
+        } else {
+            o
+        }
+    } else {
+        match (va.number(), vb.number()) {
+            (Some(x), Some(y)) => {
+                let o = x.partial_cmp(&y).unwrap_or(Ordering::Equal);
+                if descending {
+                    o.reverse()
+                } else {
+                    o
+                }
+            }
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        }
+    };
+    primary.then(a.id.cmp(&b.id))
 }
 
 /// A value as a table cell: `-` when unknown, else formatted by its unit.

@@ -4,7 +4,7 @@
 //! exited, and optionally one with a hostile name.
 use crate::model::{
     CpuSample, CpuTopology, HostInfo, Log2Hist, Losses, Sample, SourceKind, SystemSample,
-    ThreadSample, Topology,
+    ThreadAttrs, ThreadSample, Topology,
 };
 
 use super::app::{AppState, Mode};
@@ -12,7 +12,7 @@ use super::app::{AppState, Mode};
 /// Wall clock of the first Sample: 2026-11-21 23:15:00 UTC.
 pub const T0_NS: u64 = 1_795_302_900_000_000_000;
 pub const STEPS: usize = 24;
-const MONO0_NS: u64 = 5_000_000_000_000;
+pub(crate) const MONO0_NS: u64 = 5_000_000_000_000;
 
 /// One thread's behaviour per second.
 struct Spec {
@@ -169,7 +169,7 @@ pub fn host(source: SourceKind) -> HostInfo {
 }
 
 /// `n` events spread around `slot` (30% below, 50% at, 20% above).
-fn spread(slot: usize, n: u64) -> Log2Hist {
+pub(crate) fn spread(slot: usize, n: u64) -> Log2Hist {
     let mut h = Log2Hist::new();
     let below = n * 3 / 10;
     let above = n / 5;
@@ -177,6 +177,15 @@ fn spread(slot: usize, n: u64) -> Log2Hist {
     h.add_at(slot, n - below - above);
     h.add_at(slot + 2, above);
     h
+}
+
+/// The slot `spread` centres `slices` slices on so that they add up to
+/// `ran_ns` of CPU time: its buckets hold between 0.725 and 1.45 times the
+/// slot's upper bound per slice on average (model/physics.rs checks it).
+fn slice_slot(ran_ns: u64, slices: u64) -> usize {
+    let avg_us = ran_ns as f64 / 1000.0 / slices.max(1) as f64;
+    let k = (avg_us / 0.725).max(1.0).log2().floor() as usize;
+    k.clamp(2, crate::model::hist::HIST_SLOTS - 3)
 }
 
 fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
@@ -198,10 +207,11 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
         let (v, n) = (s.vol * k / 10, s.invol * k / 10);
         vol += v;
         invol += n;
-        oncpu_ns += (s.oncpu_ms * 1_000_000).min(1_000_000_000) * k.min(10) / 10;
+        let ran_ns = (s.oncpu_ms * 1_000_000).min(1_000_000_000) * k.min(10) / 10;
+        oncpu_ns += ran_ns;
         wait_ns += (v + n) * (1u64 << s.wait_slot) * 1000 / 2;
         migr += s.migr * k / 10;
-        slice.merge(&spread(s.slice_slot, v + n));
+        slice.merge(&spread(slice_slot(ran_ns, v + n), v + n));
         wait.merge(&spread(s.wait_slot, v + n));
     }
     ThreadSample {
@@ -221,6 +231,10 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
         wait_hist: bpf.then_some(wait),
         baseline: None,
         exited: false,
+        // -5, 0 or 5: a mix, as renice leaves a machine
+        attrs: ThreadAttrs {
+            nice: Some((s.tid % 3) as i8 * 5 - 5),
+        },
     }
 }
 
@@ -274,14 +288,22 @@ fn sample_at(step: usize, threads: Vec<ThreadSample>) -> Sample {
         .filter(|t| t.tid != 2215)
         .map(|t| t.voluntary + t.involuntary)
         .sum();
+    let ran_ns: u64 = threads
+        .iter()
+        .filter(|t| t.tid != 2215)
+        .map(|t| t.oncpu_ns)
+        .sum();
     Sample {
         time_ns: T0_NS + step as u64 * 1_000_000_000,
         mono_ns: MONO0_NS + step as u64 * 1_000_000_000,
         cpus: (0..4)
             .map(|cpu| CpuSample {
                 cpu,
-                switches: switches / 4,
-                busy_ns: step as u64 * 600_000_000,
+                // the CPUs' switches are the system's
+                switches: (switches + 800 * step as u64) / 4,
+                // the threads' CPU time spread over the 4 CPUs, plus
+                // 20 ms/s of the kernel's own
+                busy_ns: ran_ns / 4 + step as u64 * 20_000_000,
                 rq: None,
             })
             .collect(),
@@ -318,8 +340,11 @@ pub fn hostile_samples() -> Vec<Sample> {
         u.tid = 6667;
         u.start_time_ns += 1;
         u.comm = "rtl\u{202e}gnp.exe\u{9b}31m".into();
-        s.threads.push(t);
-        s.threads.push(u);
+        let mut threads = std::mem::take(&mut s.threads);
+        threads.push(t);
+        threads.push(u);
+        // the system saw their switches and CPU time too
+        *s = sample_at(step, threads);
         s.system.losses.thread_map_full = 17 * step as u64;
     }
     all
@@ -340,237 +365,5 @@ pub fn app(source: SourceKind, width: u16, height: u16) -> AppState {
     app_with(host(source), samples(source), width, height)
 }
 
-// ---- NUMA fixtures: the CPU and NUMA views ----
-
-/// Samples in the NUMA fixtures (29 intervals of history).
-pub const NUMA_STEPS: usize = 30;
-/// Run-queue sampler frequency in the NUMA fixtures (100 samples a second).
-pub const NUMA_RQ_HZ: u32 = 100;
-/// Same-node migrations per CPU per second: CPU c -> the next CPU of its node.
-pub const LOCAL_MOVES: u64 = 3;
-/// Threads that cross nodes and come back every second: (home, away) node.
-/// Each pair whose nodes exist adds one migration/s each way.
-pub const WANDERERS: [(u32, u32); 5] = [(0, 1), (5, 9), (12, 3), (15, 0), (3, 2)];
-/// tid of the busy thread of CPU 0 (CPU c runs tid BUSY_TID0 + c).
-pub const BUSY_TID0: u32 = 10_000;
-
-/// `nodes` NUMA nodes of `cpus_per_node` CPUs, numbered node by node, one
-/// LLC per node: what `collect::topology::write_fixture_tree` writes and
-/// `read_topology` reads back (tests check they agree).
-pub fn numa_topology(nodes: u32, cpus_per_node: u32) -> Topology {
-    Topology {
-        cpus: (0..nodes * cpus_per_node)
-            .map(|cpu| CpuTopology {
-                cpu,
-                node: cpu / cpus_per_node,
-                llc: cpu / cpus_per_node * cpus_per_node,
-            })
-            .collect(),
-    }
-}
-
-pub fn numa_host(topology: Topology) -> HostInfo {
-    let nodes = topology.nodes().len();
-    HostInfo {
-        hostname: format!("numa-{nodes}n-{}c", topology.cpus.len()),
-        kernel: "6.18.0-schedtop".into(),
-        topology,
-        source: SourceKind::Bpf,
-        degraded_reason: None,
-        interval_ns: 1_000_000_000,
-    }
-}
-
-/// The wanderers that exist on `topology`: (home CPU, away CPU). The home
-/// CPU is its node's second CPU, the away CPU the other node's third.
-pub fn wanderers(topology: &Topology) -> Vec<(u32, u32)> {
-    let first = |node: u32| {
-        topology
-            .cpus
-            .iter()
-            .filter(|c| c.node == node)
-            .map(|c| c.cpu)
-            .collect::<Vec<_>>()
-    };
-    WANDERERS
-        .iter()
-        .filter_map(|&(home, away)| {
-            let (h, a) = (first(home), first(away));
-            if h.is_empty() || a.is_empty() {
-                return None;
-            }
-            Some((h[1 % h.len()], a[2 % a.len()]))
-        })
-        .collect()
-}
-
-/// Queue-length samples of CPU `cpu` in interval `k`: (length, samples),
-/// 100 in all (the CPU never idles). Its busy thread is always there
-/// (length 1); noise makes it 2 for a while, and the last CPU of every
-/// even node has a third thread waiting a quarter of the time.
-pub fn rq_counts(topology: &Topology, cpu: u32, k: u64) -> [(u64, u64); 3] {
-    let twos = (u64::from(cpu) * 7 + k * 13) % 40;
-    let node = topology.node_of(cpu).unwrap_or(0);
-    let last_of_node = topology
-        .cpus
-        .iter()
-        .filter(|c| c.node == node)
-        .map(|c| c.cpu)
-        .max()
-        == Some(cpu);
-    let threes = if last_of_node && node.is_multiple_of(2) {
-        25
-    } else {
-        0
-    };
-    [(1, 100 - twos - threes), (2, twos), (3, threes)]
-}
-
-/// `NUMA_STEPS` cumulative Samples one second apart of the 16-node server
-/// (seed 004): one busy thread per CPU (`crunch-<cpu>`, process `crunch`),
-/// one background thread per node that moves between the node's CPUs
-/// (`LOCAL_MOVES` per CPU per second), and the `WANDERERS`, busy threads
-/// that noise pushes to another node and back every second.
-pub fn numa_samples(topology: &Topology) -> Vec<Sample> {
-    numa_samples_n(topology, NUMA_STEPS)
-}
-
-/// `steps` Samples of the NUMA fixture (see `numa_samples`).
-pub fn numa_samples_n(topology: &Topology, steps: usize) -> Vec<Sample> {
-    let cpus: Vec<u32> = topology.cpus.iter().map(|c| c.cpu).collect();
-    let wand = wanderers(topology);
-    let next_in_node = |c: u32| {
-        let node = topology.node_of(c).unwrap_or(0);
-        let mine: Vec<u32> = topology
-            .cpus
-            .iter()
-            .filter(|x| x.node == node)
-            .map(|x| x.cpu)
-            .collect();
-        let i = mine.iter().position(|&x| x == c).unwrap_or(0);
-        mine[(i + 1) % mine.len()]
-    };
-    let mut rq_so_far: Vec<(Vec<u64>, u64)> = vec![(vec![0; 4], 0); cpus.len()];
-    (0..steps)
-        .map(|step| {
-            let n = step as u64 + 1; // intervals counted so far (incl. this one)
-            let mut moves: std::collections::BTreeMap<(u32, u32), u64> = Default::default();
-            for &c in &cpus {
-                let to = next_in_node(c);
-                if to != c {
-                    *moves.entry((c, to)).or_default() += LOCAL_MOVES * n;
-                }
-            }
-            for &(home, away) in &wand {
-                *moves.entry((home, away)).or_default() += n;
-                *moves.entry((away, home)).or_default() += n;
-            }
-            let mut threads: Vec<ThreadSample> = cpus
-                .iter()
-                .map(|&c| {
-                    let tid = BUSY_TID0 + c;
-                    let wanders = wand.iter().any(|w| w.0 == c);
-                    ThreadSample {
-                        tid,
-                        pid: BUSY_TID0,
-                        comm: format!("crunch-{c}"),
-                        process_comm: "crunch".into(),
-                        cpu: c,
-                        start_time_ns: u64::from(tid) * 1_000_000,
-                        voluntary: n,
-                        involuntary: (25 + u64::from(c % 5)) * n,
-                        oncpu_ns: 990_000_000 * n,
-                        wait_ns: 10_000_000 * n,
-                        migrations: Some(if wanders { 2 * n } else { 0 }),
-                        cross_node_migrations: Some(if wanders { 2 * n } else { 0 }),
-                        slice_hist: Some(spread(15, 25 * n)),
-                        wait_hist: Some(spread(10, 25 * n)),
-                        baseline: None,
-                        exited: false,
-                    }
-                })
-                .collect();
-            for node in topology.nodes() {
-                let in_node = topology.cpus.iter().filter(|c| c.node == node).count() as u64;
-                let first = topology
-                    .cpus
-                    .iter()
-                    .find(|c| c.node == node)
-                    .map_or(0, |c| c.cpu);
-                let tid = 20_000 + node;
-                threads.push(ThreadSample {
-                    tid,
-                    pid: 20_000,
-                    comm: format!("bgnoise/{node}"),
-                    process_comm: "bgnoise".into(),
-                    cpu: first,
-                    start_time_ns: u64::from(tid) * 1_000_000,
-                    voluntary: 300 * n,
-                    involuntary: 2 * n,
-                    oncpu_ns: 20_000_000 * n,
-                    wait_ns: 1_000_000 * n,
-                    migrations: Some(if in_node > 1 {
-                        LOCAL_MOVES * in_node * n
-                    } else {
-                        0
-                    }),
-                    cross_node_migrations: Some(0),
-                    slice_hist: Some(spread(6, 302 * n)),
-                    wait_hist: Some(spread(5, 302 * n)),
-                    baseline: None,
-                    exited: false,
-                });
-            }
-            let cpu_samples = cpus
-                .iter()
-                .zip(rq_so_far.iter_mut())
-                .map(|(&c, (hist, sum))| {
-                    // cumulative: add this interval's samples to the earlier ones
-                    for (len, count) in rq_counts(topology, c, step as u64) {
-                        hist[len as usize] += count;
-                        *sum += len * count;
-                    }
-                    CpuSample {
-                        cpu: c,
-                        switches: (200 + u64::from(c)) * n,
-                        busy_ns: (1_000_000_000 - u64::from(c % 3) * 5_000_000) * n,
-                        rq: Some(crate::model::RqSample {
-                            samples: u64::from(NUMA_RQ_HZ) * n,
-                            sum: *sum,
-                            hist: hist.clone(),
-                            freq_hz: NUMA_RQ_HZ,
-                        }),
-                    }
-                })
-                .collect();
-            let switches: u64 = threads.iter().map(|t| t.voluntary + t.involuntary).sum();
-            Sample {
-                time_ns: T0_NS + step as u64 * 1_000_000_000,
-                mono_ns: MONO0_NS + step as u64 * 1_000_000_000,
-                threads,
-                cpus: cpu_samples,
-                migrations: moves
-                    .into_iter()
-                    .map(|((from_cpu, to_cpu), count)| crate::model::MigrationCount {
-                        from_cpu,
-                        to_cpu,
-                        count,
-                    })
-                    .collect(),
-                system: SystemSample {
-                    context_switches: switches + 1000 * n,
-                    procs_running: cpus.len() as u32 + 1,
-                    procs_blocked: 0,
-                    load: [f64::from(cpus.len() as u32) * 1.1, 0.0, 0.0],
-                    losses: Losses::default(),
-                },
-            }
-        })
-        .collect()
-}
-
-/// An app that has seen the NUMA fixture of `topology` at `width` x `height`.
-pub fn numa_app(topology: Topology, width: u16, height: u16) -> AppState {
-    let samples = numa_samples(&topology);
-    app_with(numa_host(topology), samples, width, height)
-}
+mod numa;
+pub use numa::*;

@@ -4,7 +4,7 @@ use std::io::{self, IsTerminal};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
-use ratatui::backend::CrosstermBackend;
+use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::crossterm::event;
 use ratatui::Terminal;
 
@@ -107,14 +107,52 @@ pub fn run_with_flight(
     result
 }
 
+/// Where the event loop's input comes from: the terminal (crossterm), or a
+/// script in tests.
+pub trait EventSource {
+    /// Whether an event is ready within `timeout`.
+    fn poll(&mut self, timeout: Duration) -> io::Result<bool>;
+    fn read(&mut self) -> io::Result<event::Event>;
+}
+
+/// The terminal's own input.
+pub struct TerminalEvents;
+
+impl EventSource for TerminalEvents {
+    fn poll(&mut self, timeout: Duration) -> io::Result<bool> {
+        event::poll(timeout)
+    }
+
+    fn read(&mut self) -> io::Result<event::Event> {
+        event::read()
+    }
+}
+
 fn event_loop(
     app: &mut Session,
     feed: &mut impl Feed,
     shots: &ScreenshotConfig,
-    mut flight: Option<&mut FlightLink>,
+    flight: Option<&mut FlightLink>,
 ) -> Result<()> {
     let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     tty::exit_on_hangup();
+    run_loop(&mut term, &mut TerminalEvents, app, feed, shots, flight)
+}
+
+/// The loop itself on any backend and event source (tests drive it with
+/// ratatui's TestBackend and scripted keys): until a key quits or a signal
+/// arrives.
+pub fn run_loop<B: Backend>(
+    term: &mut Terminal<B>,
+    events: &mut impl EventSource,
+    app: &mut Session,
+    feed: &mut impl Feed,
+    shots: &ScreenshotConfig,
+    mut flight: Option<&mut FlightLink>,
+) -> Result<()>
+where
+    B::Error: Send + Sync + 'static,
+{
     let size = term.size()?;
     app.apply(Action::Resize(size.width, size.height));
     let mut dirty = true;
@@ -168,11 +206,11 @@ fn event_loop(
             (true, Some(s)) => FRAME.saturating_sub(s).min(TICK),
             _ => TICK,
         };
-        if !event::poll(timeout)? {
+        if !events.poll(timeout)? {
             continue;
         }
         loop {
-            let ev = event::read()?;
+            let ev = events.read()?;
             if let Some(a) = keys::map_event(&ev, app) {
                 match app.apply(a) {
                     Effect::Quit => return Ok(()),
@@ -194,7 +232,7 @@ fn event_loop(
                 }
                 dirty = true;
             }
-            if !event::poll(Duration::ZERO)? {
+            if !events.poll(Duration::ZERO)? {
                 break;
             }
         }

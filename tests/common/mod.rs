@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod perfetto;
+pub mod tmux;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
