@@ -106,7 +106,9 @@ fn quantile(q: f64, per_slot: &[u64]) -> f64 {
 /// Not a test: the workload process (started by the test below). One
 /// thread sleeps 1 ms at a time, two spin; all three share CPU 0, so the
 /// process has steady voluntary switches and run-queue waits from
-/// microseconds (wakeups) to milliseconds (spinners taking turns).
+/// microseconds (wakeups) to milliseconds (spinners taking turns). A
+/// fourth keeps starting threads that sleep 20 times and exit: the
+/// process's counters must not go down when they do.
 #[test]
 #[ignore]
 fn workload() {
@@ -122,6 +124,18 @@ fn workload() {
             }
         });
     }
+    std::thread::spawn(|| {
+        common::pin_to(0);
+        loop {
+            std::thread::spawn(|| {
+                for _ in 0..20 {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            })
+            .join()
+            .unwrap();
+        }
+    });
     common::pin_to(0);
     loop {
         std::thread::sleep(Duration::from_millis(1));
@@ -260,6 +274,21 @@ fn prometheus_scrapes_and_agrees_with_batch() {
         at,
     )
     .expect("a p99 from Prometheus");
+
+    // threads kept exiting: Prometheus saw no counter of the process reset
+    for counter in [
+        "schedtop_process_switches_total",
+        "schedtop_process_oncpu_seconds_total",
+        "schedtop_process_runqueue_wait_seconds_total",
+        "schedtop_process_runqueue_latency_seconds_count",
+    ] {
+        let resets = query(
+            prom_port,
+            &format!("sum(resets({counter}{{pid=\"{pid}\"}}[{window}s]))"),
+            at,
+        );
+        assert_eq!(resets, Some(0.0), "{counter} went down");
+    }
 
     // the same window from --batch
     let text = std::fs::read_to_string(&batch_out).unwrap();
