@@ -365,7 +365,11 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
         );
         let (mut left, mut left_series) = (0usize, 0usize);
         if let Some(s) = &t.latest {
-            let mut order: Vec<usize> = (0..s.threads.len()).collect();
+            // exited threads are left out: their series end, and a tid the
+            // kernel reused within the interval would repeat a label set
+            let mut order: Vec<usize> = (0..s.threads.len())
+                .filter(|&i| !s.threads[i].exited)
+                .collect();
             let rate = |i: usize| t.thread_rates.get(i).copied().unwrap_or(0.0);
             order.sort_by(|&a, &b| rate(b).total_cmp(&rate(a)).then(a.cmp(&b)));
             for (rank, &i) in order.iter().enumerate() {
@@ -516,5 +520,37 @@ mod tests {
             .sum();
             assert!(n <= max.max(fixed), "max {max}: {n} series");
         }
+    }
+
+    #[test]
+    fn a_tid_reused_within_an_interval_is_exported_once() {
+        let mut t = Totals::new(crate::record::testdata::synthetic_host(&Default::default()));
+        let mut gone = thread(7, 7, 5);
+        gone.exited = true;
+        let mut reborn = thread(7, 7, 1);
+        reborn.start_time_ns = 99;
+        t.update(Sample {
+            mono_ns: 1,
+            threads: vec![gone, reborn],
+            ..Default::default()
+        });
+        let om = render(
+            &t,
+            &ExportOptions {
+                per_thread: true,
+                ..Default::default()
+            },
+            0,
+        );
+        let n = om
+            .lines()
+            .filter(|l| l.starts_with("schedtop_thread_switches_total{pid=\"7\",tid=\"7\""))
+            .count();
+        assert_eq!(
+            n, 2,
+            "voluntary and involuntary of the live thread only:\n{om}"
+        );
+        // the process keeps both threads' counts
+        assert_eq!(t.processes[&7].counts.voluntary, 6);
     }
 }
