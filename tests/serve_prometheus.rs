@@ -45,11 +45,15 @@ fn missing(what: &str) -> bool {
 }
 
 fn http_get(port: u16, path_and_query: &str) -> Option<String> {
+    http_get_as(port, path_and_query, "*/*")
+}
+
+fn http_get_as(port: u16, path_and_query: &str, accept: &str) -> Option<String> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
     write!(
         s,
-        "GET {path_and_query} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        "GET {path_and_query} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
     )
     .ok()?;
     let mut out = Vec::new();
@@ -243,6 +247,28 @@ fn prometheus_scrapes_and_agrees_with_batch() {
         parsed.status.success(),
         "the reference parser refused the exposition: {}",
         String::from_utf8_lossy(&parsed.stderr)
+    );
+
+    // the Prometheus text form, through promtool's parser and linter
+    let text = http_get_as(port, "/metrics", "text/plain;version=0.0.4").expect("a text scrape");
+    let mut lint = Command::new("/usr/bin/promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    lint.stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let linted = lint.wait_with_output().unwrap();
+    assert!(
+        linted.status.success(),
+        "promtool check metrics: {}{}",
+        String::from_utf8_lossy(&linted.stdout),
+        String::from_utf8_lossy(&linted.stderr)
     );
 
     // 30 s of scrapes, then the last 25 s as the window
