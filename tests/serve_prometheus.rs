@@ -14,6 +14,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use schedtop::model::hist::{slot_high_us, slot_low_us, HIST_SLOTS};
+
 /// A process group killed however the test ends.
 struct Group(Child);
 
@@ -86,19 +88,24 @@ fn query(port: u16, q: &str, at: f64) -> Option<f64> {
     r[0]["value"][1].as_str()?.parse().ok()
 }
 
-/// Prometheus's histogram_quantile over log2 buckets: linear inside the
-/// bucket the rank falls in, from 0 for the first bucket.
+/// Prometheus's histogram_quantile over the probes' slots: linear inside
+/// the bucket the rank falls in, from 0 for the first bucket (the slot
+/// bounds come from model::hist, the buckets' `le` values).
 fn quantile(q: f64, per_slot: &[u64]) -> f64 {
     let total: u64 = per_slot.iter().sum();
     let rank = q * total as f64;
     let mut cum = 0u64;
     for (slot, &c) in per_slot.iter().enumerate() {
         if (cum + c) as f64 >= rank && c > 0 {
-            let upper = (1u64 << slot) as f64 / 1e6;
+            let Some(upper_us) = slot_high_us(slot) else {
+                // the open last bucket: Prometheus answers its lower bound
+                return slot_low_us(slot) as f64 / 1e6;
+            };
+            let upper = upper_us as f64 / 1e6;
             let lower = if slot == 0 {
                 0.0
             } else {
-                (1u64 << (slot - 1)) as f64 / 1e6
+                slot_low_us(slot) as f64 / 1e6
             };
             return lower + (upper - lower) * (rank - cum as f64) / c as f64;
         }
@@ -319,7 +326,7 @@ fn prometheus_scrapes_and_agrees_with_batch() {
     // the same window from --batch
     let text = std::fs::read_to_string(&batch_out).unwrap();
     let (mut vol, mut secs) = (0.0, 0.0);
-    let mut slots = vec![0u64; 40];
+    let mut slots = vec![0u64; HIST_SLOTS];
     for line in text.lines() {
         let Ok(r) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
