@@ -267,3 +267,42 @@ fn a_full_disk_stops_with_one_line_and_keeps_what_was_written() {
     let intervals = String::from_utf8_lossy(&out.stdout).lines().count();
     assert!(intervals >= 1, "nothing readable after a full disk");
 }
+
+#[test]
+fn kill_9_mid_run_loses_nothing_written() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("bb");
+    let pid = std::process::id().to_string();
+    let mut child = Command::new(bin())
+        .args([
+            "record",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--rotate",
+            "1s",
+            "-i",
+            "0.2",
+        ])
+        .args(["--procfs", "-p", &pid])
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(3500));
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    let _ = child.wait();
+    // what each file holds, read on its own
+    let files = sorted_files(&dir);
+    assert!(files.len() >= 3, "{files:?}");
+    let written: usize = files.iter().map(|f| times_of(f).len()).sum();
+    assert!(written >= 12, "{written} Samples in 3.5 s at 0.2 s");
+    // the directory as one timeline: every one of them, rates across files
+    let out = run(&["dump", dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let intervals = String::from_utf8_lossy(&out.stdout).lines().count();
+    assert_eq!(intervals, written - 1);
+}
