@@ -13,6 +13,8 @@ pub mod fuzz;
 pub mod model;
 pub mod record;
 pub mod record_cli;
+pub mod serve;
+pub mod serve_http;
 pub mod sigpipe;
 pub mod snapshot;
 pub mod trace;

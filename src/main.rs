@@ -60,6 +60,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             pid: t.pid,
         }),
         Some(Command::Snapshot(args)) => schedtop::snapshot::run(&args),
+        Some(Command::Serve(a)) => schedtop::serve::run(&schedtop::serve::ServeOptions {
+            listen: a.listen,
+            live: LiveOptions {
+                interval_ns: (a.interval * 1e9) as u64,
+                pid_filter: a.pids,
+                force_procfs: a.procfs,
+                require_bpf: a.require_bpf,
+            },
+            export: schedtop::export::openmetrics::ExportOptions {
+                top: a.top,
+                per_thread: a.per_thread,
+                max_series: a.max_series,
+            },
+            http: Default::default(),
+        }),
         None if !cli.batch => schedtop::ui::run::run_live_history(
             &opts,
             &schedtop::ui::screenshot_key::ScreenshotConfig::new(

@@ -2,5 +2,8 @@
 pub mod dump;
 pub mod flight_ring;
 pub mod json;
+pub mod openmetrics;
+pub mod openmetrics_encode;
+pub mod openmetrics_totals;
 pub mod perfetto;
 pub mod screenshot;

@@ -7,6 +7,7 @@ pub mod hist;
 pub mod interval;
 pub mod metrics;
 pub mod physics;
+pub mod pressure;
 pub mod rates;
 pub mod sample;
 pub mod trigger;

@@ -19,6 +19,8 @@ mod codec_zstd;
 #[cfg(any(test, feature = "testdata"))]
 #[doc(hidden)]
 pub mod crafted;
+pub mod dir;
+pub mod dir_writer;
 pub mod format;
 pub mod fuzz_tally;
 pub mod header;
