@@ -4,11 +4,18 @@
 set -euo pipefail
 
 need_pkgs=(clang llvm libelf-dev zlib1g-dev pkg-config make gcc libc6-dev ca-certificates curl)
-if [ "${1:-}" = "--test" ]; then
-    # the test suite also drives the TUI in tmux, runs a workload under
-    # perf, converts SVG screenshots to PNG and switches to user nobody
-    need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps)
-fi
+for flag in "$@"; do
+    case "$flag" in
+    --test)
+        # the test suite also drives the TUI in tmux, runs a workload under
+        # perf, converts SVG screenshots to PNG and switches to user nobody
+        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps) ;;
+    --matrix)
+        # scripts/kernel-matrix.sh: other kernels under QEMU, an initramfs
+        # with a static busybox
+        need_pkgs+=(qemu-system-x86 busybox-static cpio) ;;
+    esac
+done
 
 missing=()
 for p in "${need_pkgs[@]}"; do
