@@ -109,15 +109,18 @@ fn frozen_counts(src: &mut LiveSource, cpu: usize) -> Result<(Outcome, Outcome),
         }
     }
     let figures = format!(
-        "{} threads, voluntary {vol}, involuntary {inv} (/proc)",
-        tids.len()
+        "{} threads, voluntary {vol}, involuntary {inv} (/proc), schedtop's source {}",
+        tids.len(),
+        src.host().source.as_str()
     );
     let counts = if bad_counts.is_empty() && vol > 0 && inv > 0 {
         Ok(format!("{figures}, all equal"))
     } else {
         Err(format!("{figures}; {}", bad_counts.join("; ")))
     };
-    let hists = if bad_hist.is_empty() {
+    let hists = if let Err(e) = need_bpf(src) {
+        Err(e)
+    } else if bad_hist.is_empty() {
         Ok(format!(
             "slice histogram totals {hist_sum} = switch-outs {}",
             vol + inv
