@@ -138,7 +138,10 @@ pub fn runqueue(src: &mut LiveSource, cpu: usize, k: usize) -> Outcome {
         spinners: k,
         sleepers: 1,
         cpu: Some(cpu),
-        sleep_us: 3000,
+        // asleep most of the time (a delayed-dequeue candidate that must
+        // not count), rarely waiting itself: slow TCG wakeups would add
+        // its own waits to the queue
+        sleep_us: 10_000,
     };
     let _w = Workload::start(mix)?;
     sleep_s(1.5);

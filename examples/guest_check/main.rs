@@ -14,19 +14,23 @@ mod trace;
 mod workload;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
 
 use schedtop::collect::{LiveOptions, LiveSource};
 
 use checks::Outcome;
 
-#[derive(Default)]
 struct Report {
     pass: u32,
     fail: u32,
+    since: Instant,
 }
 
 impl Report {
     fn record(&mut self, name: &str, outcome: Outcome) {
+        // wall time in a TCG guest: for the CI budget, not for any verdict
+        let secs = self.since.elapsed().as_secs_f64();
+        self.since = Instant::now();
         let (word, text) = match outcome {
             Ok(t) => {
                 self.pass += 1;
@@ -37,7 +41,7 @@ impl Report {
                 ("FAIL", t)
             }
         };
-        println!("{word} {name}: {text}");
+        println!("{word} {name}: {text} [{secs:.1} s]");
     }
 
     /// A check that panics is a failure with the panic's message, and the
@@ -68,7 +72,11 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .cloned()
         .unwrap_or_else(|| "/schedtop".into());
-    let mut report = Report::default();
+    let mut report = Report {
+        pass: 0,
+        fail: 0,
+        since: Instant::now(),
+    };
     let opts = LiveOptions {
         interval_ns: 1_000_000_000,
         pid_filter: vec![],
