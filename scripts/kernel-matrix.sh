@@ -118,7 +118,7 @@ for suite in "${suites[@]}"; do
     log=$out/$suite.log
     start=$SECONDS
     if ! kernel=$(scripts/matrix/fetch-kernel.sh "$suite" $refresh); then
-        rows+=("$suite|-|no kernel|-|-|-|FAIL (fetch)")
+        rows+=("$suite|-|-|-|-|-|-|FAIL (fetch)")
         failed=1
         continue
     fi
@@ -126,6 +126,8 @@ for suite in "${suites[@]}"; do
     boot "$kernel" "$log" 2 4 || rc=$?
     secs=$((SECONDS - start))
     release=$(sed -n 's/.*=== guest: \([^,]*\),.*/\1/p' "$log" | head -1)
+    # the Debian package version says which upstream release it is
+    version=$(cut -d_ -f2 "$(dirname "$kernel")/package" 2>/dev/null || echo "?")
     echo "----- $suite (${release:-no boot}) -----"
     sed -n '/^=== begin doctor$/,/^=== end doctor$/p' "$log" | sed '1d;$d'
     grep -E '^(PASS|FAIL|RESULT) ' "$log" || true
@@ -134,18 +136,19 @@ for suite in "${suites[@]}"; do
     fail=$(grep -c '^FAIL ' "$log" || true)
     verdict=ok
     if ! grep -q '^=== guest_check exit 0$' "$log"; then
-        verdict=FAIL
+        verdict="FAIL: $(sed -n 's/^FAIL \([^:]*\):.*/\1/p' "$log" | paste -sd, | sed 's/,/, /g')"
         failed=1
         if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then verdict="FAIL (timeout ${boot_timeout}s)"; fi
         grep -q '^=== guest_check exit' "$log" || { echo "guest console (last lines):"; tail -15 "$log"; }
     fi
-    rows+=("$suite|${release:-?}|${source:-?}|$pass|$fail|$secs|$verdict")
+    rows+=("$suite|${release:-?}|$version|${source:-?}|$pass|$fail|$secs|$verdict")
 done
 
 echo
-printf '%-9s %-24s %-7s %5s %5s %5s  %s\n' suite kernel source pass fail secs result
+fmt='%-9s %-27s %-13s %-7s %4s %4s %4s  %s\n'
+printf "$fmt" suite kernel package source pass fail secs result
 for r in "${rows[@]}"; do
-    IFS='|' read -r s k src p f t v <<<"$r"
-    printf '%-9s %-24s %-7s %5s %5s %5s  %s\n' "$s" "$k" "$src" "$p" "$f" "$t" "$v"
+    IFS='|' read -r s k ver src p f t v <<<"$r"
+    printf "$fmt" "$s" "$k" "$ver" "$src" "$p" "$f" "$t" "$v"
 done
 exit $failed

@@ -8,6 +8,14 @@ set -euo pipefail
 suite=$1
 refresh=${2:-}
 cache=${SCHEDTOP_KERNEL_CACHE:-/var/cache/schedtop-kernels}
+# each suite's own kernel series (bookworm's security archive also carries
+# 6.12 builds for Debian 12: not the kernel Debian 12 users run)
+case "$suite" in
+bullseye) series=5.10 ;;
+bookworm) series=6.1 ;;
+trixie) series=6.12 ;;
+*) echo "fetch-kernel: unknown suite $suite (bullseye, bookworm, trixie)" >&2; exit 2 ;;
+esac
 dir=$cache/$suite
 if [ "$refresh" != --refresh ] && [ -s "$dir/vmlinuz" ]; then
     echo "$dir/vmlinuz"
@@ -17,10 +25,13 @@ fi
 apt_dir=$cache/apt/$suite
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$dir"
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+# SCHEDTOP_DEBIAN_MIRROR: another mirror (archive.debian.org once a suite
+# leaves the main one)
+mirror=${SCHEDTOP_DEBIAN_MIRROR:-http://deb.debian.org}
 cat >"$apt_dir/sources.list" <<SOURCES
-deb [signed-by=$keyring] http://deb.debian.org/debian $suite main
-deb [signed-by=$keyring] http://deb.debian.org/debian $suite-updates main
-deb [signed-by=$keyring] http://deb.debian.org/debian-security $suite-security main
+deb [signed-by=$keyring] $mirror/debian $suite main
+deb [signed-by=$keyring] $mirror/debian $suite-updates main
+deb [signed-by=$keyring] $mirror/debian-security $suite-security main
 SOURCES
 apt_opts=(
     -o "Dir::Etc::SourceList=$apt_dir/sources.list"
@@ -33,11 +44,13 @@ apt_opts=(
     -o APT::Sandbox::User=root
     -o APT::Architecture=amd64
 )
-apt-get "${apt_opts[@]}" -qq update >&2
+# one missing suite (say -updates) must not stop the others being read
+apt-get "${apt_opts[@]}" -qq update >&2 ||
+    echo "fetch-kernel: apt-get update had errors; using the lists it got" >&2
 # newest ABI first; a version the lists name may be gone from the mirror
 # (a 404): then the next one
 mapfile -t candidates < <(apt-cache "${apt_opts[@]}" pkgnames linux-image- |
-    grep -E '^linux-image-[0-9][0-9a-z.+-]*-cloud-amd64-unsigned$' | sort -V -r)
+    grep -E "^linux-image-${series//./\\.}\.[0-9]+[-+][0-9a-z.+-]*-cloud-amd64-unsigned\$" | sort -V -r)
 [ ${#candidates[@]} -gt 0 ] || { echo "fetch-kernel: no cloud kernel listed for $suite" >&2; exit 1; }
 debdir=$apt_dir/debs
 mkdir -p "$debdir"
