@@ -130,29 +130,47 @@ int BPF_PROG(flight_wakeup_new, struct task_struct *p)
 	return 0;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(flight_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+static __always_inline void on_switch(bool preempt, struct task_struct *prev,
+				     struct task_struct *next, u32 prev_state)
 {
 	struct flight_event *e;
 
 	if (!wanted(prev) && !wanted(next))
-		return 0;
+		return;
 	e = reserve(FLIGHT_SWITCH);
 	if (!e)
-		return 0;
+		return;
 	fill_task(e, prev);
 	e->next_pid = next->pid;
 	e->next_tgid = next->tgid;
 	e->next_prio = next->prio;
 	__builtin_memcpy(e->next_comm, next->comm, sizeof(e->next_comm));
-	/* the state __schedule() decided on: it is still in prev->__state
-	 * while the tracepoint fires (kernel/sched/core.c) */
-	e->prev_state = task_state(prev);
+	e->prev_state = prev_state;
 	e->exit_state = prev->exit_state;
 	e->preempt = preempt;
 	e->target_cpu = 0;
 	e->orig_cpu = 0;
 	bpf_ringbuf_submit(e, SUBMIT_FLAGS);
+}
+
+/* Before 5.18 sched_switch has no prev_state argument: the state
+ * __schedule() decided on is read from prev->__state (or ->state before
+ * 5.14). A wakeup racing with the block can have set it back to running by
+ * then, which is why 5.18 added the argument. User space loads one of the
+ * two programs. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(flight_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(preempt, prev, next, task_state(prev));
+	return 0;
+}
+
+/* 5.18+: the state as __schedule() saw it when it decided to switch. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(flight_switch_state, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	on_switch(preempt, prev, next, prev_state);
 	return 0;
 }
 

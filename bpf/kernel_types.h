@@ -35,6 +35,7 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_HASH = 1,
 	BPF_MAP_TYPE_ARRAY = 2,
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	BPF_MAP_TYPE_LRU_HASH = 9,
 	BPF_MAP_TYPE_RINGBUF = 27,
 	BPF_MAP_TYPE_TASK_STORAGE = 29,
 };
@@ -66,6 +67,8 @@ struct cfs_rq;
 
 struct sched_entity {
 	struct cfs_rq *cfs_rq;
+	/* 6.12+: the entity stays queued after it blocked (delayed dequeue) */
+	unsigned char sched_delayed;
 	u64 sum_exec_runtime;
 	/* bumped by set_task_cpu(), where sched_migrate_task fires */
 	u64 nr_migrations;
@@ -114,6 +117,21 @@ struct rq {
 	struct task_struct *curr;
 	struct task_struct *idle;
 } __attribute__((preserve_access_index));
+
+/* 6.12.y and 6.13 counted delayed-dequeue entities in h_nr_delayed; 6.14
+ * replaced it with h_nr_runnable (and renamed h_nr_running h_nr_queued). */
+struct cfs_rq___delayed {
+	unsigned int h_nr_delayed;
+} __attribute__((preserve_access_index));
+
+struct rq___delayed {
+	struct cfs_rq___delayed cfs;
+} __attribute__((preserve_access_index));
+
+/* what a raw_tp program gets; BPF_PROG_TEST_RUN fills args from user space */
+struct bpf_raw_tracepoint_args {
+	u64 args[0];
+};
 
 struct bpf_perf_event_data;
 

@@ -35,6 +35,12 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile u32 nr_cpus = 1;
 /* CLOCK_MONOTONIC at load: a thread started later was watched all its life */
 const volatile u64 attach_ns = 0;
+/* Where per-thread state lives: 1 = task storage (5.11+), 0 = the tid-keyed
+ * hash map below (5.10 has no task storage for tracing programs: creating
+ * the map fails with EINVAL). Read-only after load, so the verifier prunes
+ * the other branch, and user space does not create the unused map
+ * (libbpf turns its references into dead code). */
+const volatile u32 use_task_storage = 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -43,17 +49,57 @@ struct {
 	__type(value, struct thread_stats);
 } thread_store SEC(".maps");
 
+/* The fallback: tid -> state. Preallocated (it is filled from sched_switch,
+ * with interrupts off, where allocating can fail); user space sizes it
+ * before load. The exit path deletes a thread's entry once its final copy is
+ * in `exited`; user space sweeps entries of threads whose final switch was
+ * never traced. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct thread_stats);
+} thread_hash SEC(".maps");
+
+/* One zeroed thread_stats, never written: the initial value of a
+ * thread_hash entry (the struct is too large for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct thread_stats);
+} empty_stats SEC(".maps");
+
+/* The iterator's copy of one thread (too large for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct thread_stats);
+} iter_scratch SEC(".maps");
+
 /* Final counts of threads that died since the last drain; user space reports
  * and deletes them. */
 /* Preallocated: this is updated from sched_switch with interrupts off, where
  * an allocating map can fail (ENOMEM) when thousands of threads exit a
- * second. 32,768 exits per interval fit; more are counted as lost. */
+ * second. User space empties it twice a second (so a long interval does not
+ * overflow it); exits that do not fit are counted as lost. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 32768);
 	__type(key, struct thread_key);
 	__type(value, struct thread_stats);
 } exited SEC(".maps");
+
+/* Exits saved into `exited` so far: user space empties that map between
+ * drains only when enough went in (walking an empty map's 32,768 buckets
+ * twice a second is not free). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} exits_saved SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -101,8 +147,8 @@ static __always_inline u32 log2_u64(u64 v)
 /* bpftrace hist() bucket of a duration in ns, counted in whole microseconds:
  * slot 0 = [0us], slot k = [2^(k-1), 2^k) us. Without a division (BPF has
  * no cheap one): for 2^l <= ns < 2^(l+1) the slot is l-8 or l-9, because
- * 1000 lies between 2^9 and 2^10. src/model/hist.rs tests the same steps
- * against the plain definition. */
+ * 1000 lies between 2^9 and 2^10. tests/bpf_buckets.rs runs this very
+ * code (test_hist_slot below) against the plain definition. */
 static __always_inline u32 hist_slot(u64 ns)
 {
 	u32 slot;
@@ -150,14 +196,57 @@ static __always_inline void count_drop(int which)
 		__sync_fetch_and_add(&d->storage_unavailable, 1);
 }
 
+/* The tid-keyed map's entry for `t`, created on first use. */
+static __noinline struct thread_stats *hashed_stats_of(struct task_struct *t)
+{
+	struct thread_stats *s;
+	u32 tid = t->pid, zero = 0;
+	void *empty;
+
+	s = bpf_map_lookup_elem(&thread_hash, &tid);
+	if (s && s->start_time == t->start_time)
+		return s;
+	/* new, or a reused tid whose previous thread's final switch was never
+	 * traced (user space counts those: the thread vanished unreported) */
+	empty = bpf_map_lookup_elem(&empty_stats, &zero);
+	if (!empty || bpf_map_update_elem(&thread_hash, &tid, empty, BPF_ANY))
+		return 0;
+	s = bpf_map_lookup_elem(&thread_hash, &tid);
+	if (!s)
+		return 0;
+	s->tid = tid;
+	s->pid = t->tgid;
+	s->start_time = t->start_time;
+	return s;
+}
+
+/* The thread's state, created on first use. */
 static __always_inline struct thread_stats *stats_of(struct task_struct *t)
 {
 	struct thread_stats *s;
 
-	s = bpf_task_storage_get(&thread_store, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (use_task_storage)
+		s = bpf_task_storage_get(&thread_store, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	else
+		s = hashed_stats_of(t);
 	if (!s)
 		count_drop(2);
 	return s;
+}
+
+/* The thread's state if it has any; never creates it. */
+static __always_inline struct thread_stats *stats_if_any(struct task_struct *t)
+{
+	struct thread_stats *s;
+	u32 tid;
+
+	if (use_task_storage)
+		return bpf_task_storage_get(&thread_store, t, 0, 0);
+	tid = t->pid;
+	s = bpf_map_lookup_elem(&thread_hash, &tid);
+	if (s && s->start_time == t->start_time)
+		return s;
+	return 0;
 }
 
 /* Keep a dead thread's final counts where user space will find them: its
@@ -178,8 +267,19 @@ static __always_inline void save_exited(struct task_struct *t, struct thread_sta
 	bpf_probe_read_kernel_str(s->process_comm, sizeof(s->process_comm), t->group_leader->comm);
 	key.tid = s->tid;
 	key.start_time = s->start_time;
-	if (bpf_map_update_elem(&exited, &key, s, BPF_ANY))
+	if (bpf_map_update_elem(&exited, &key, s, BPF_ANY)) {
 		count_drop(0);
+	} else {
+		u32 zero = 0;
+		u64 *n = bpf_map_lookup_elem(&exits_saved, &zero);
+
+		if (n)
+			__sync_fetch_and_add(n, 1);
+	}
+	/* task storage goes away with the task; the fallback's entry must go
+	 * now that its final copy is saved */
+	if (!use_task_storage)
+		bpf_map_delete_elem(&thread_hash, &key.tid);
 }
 
 static __always_inline void switch_out(struct task_struct *prev, bool preempt)
@@ -295,6 +395,20 @@ int BPF_PROG(handle_migrate, struct task_struct *p, int dest_cpu)
 	return 0;
 }
 
+/* Copy `live` into `dst` if no switch-out updated it meanwhile: seq even
+ * before, and the same after. */
+static __always_inline bool copy_stable(struct thread_stats *dst, struct thread_stats *live)
+{
+	u32 gen = *(volatile u32 *)&live->seq;
+
+	if (gen & 1)
+		return false;
+	barrier();
+	__builtin_memcpy(dst, live, sizeof(*dst));
+	barrier();
+	return *(volatile u32 *)&live->seq == gen;
+}
+
 /* One record per thread for user space, once an interval. Threads the probes
  * never saw (asleep all along) are listed too, with their kernel counters,
  * so the list is every thread, like top's. */
@@ -303,29 +417,37 @@ int dump_threads(struct bpf_iter__task *ctx)
 {
 	struct seq_file *seq = ctx->meta->seq;
 	struct task_struct *t = ctx->task;
-	struct thread_stats *live, copy = {}, *s = &copy;
-	u32 gen, i;
+	struct thread_stats *live, *s;
+	u32 zero = 0;
 
 	if (!t)
 		return 0;
-	live = bpf_task_storage_get(&thread_store, t, 0, 0);
+	s = bpf_map_lookup_elem(&iter_scratch, &zero);
+	if (!s)
+		return 0;
+	live = stats_if_any(t);
+	/* A zombie group leader stays listed until its process is reaped; its
+	 * exited record went out already: never report it as live again. */
+	if (t->exit_state && (!live || live->exited))
+		return 0;
 	if (live) {
-		/* the thread may be switching on another CPU right now: copy
-		 * until no update ran during the copy (seq even and unchanged) */
-		for (i = 0; i < 8; i++) {
-			gen = *(volatile u32 *)&live->seq;
-			barrier();
-			if (gen & 1)
-				continue;
-			__builtin_memcpy(&copy, live, sizeof(copy));
-			barrier();
-			if (*(volatile u32 *)&live->seq == gen)
-				break;
-		}
+		/* The thread may be switching out on another CPU right now. A
+		 * few attempts, unrolled (6.1's verifier rejects this loop's
+		 * back-edge); if none is stable the record says so and user
+		 * space keeps the thread's last good counts. */
+		if (copy_stable(s, live) || copy_stable(s, live) || copy_stable(s, live) ||
+		    copy_stable(s, live))
+			s->torn = 0;
+		else
+			s->torn = 1;
+		if (!use_task_storage && s->start_time != t->start_time)
+			s->torn = 1; /* the entry was reused under us */
+	} else {
+		__builtin_memset(s, 0, sizeof(*s));
 	}
-	if (!copy.seen) {
-		copy.nvcsw = t->nvcsw;
-		copy.nivcsw = t->nivcsw;
+	if (!s->seen) {
+		s->nvcsw = t->nvcsw;
+		s->nivcsw = t->nivcsw;
 	}
 	s->oncpu_ns = t->se.sum_exec_runtime;
 	s->wait_ns = t->sched_info.run_delay;
@@ -337,6 +459,37 @@ int dump_threads(struct bpf_iter__task *ctx)
 	bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), t->comm);
 	bpf_probe_read_kernel_str(s->process_comm, sizeof(s->process_comm), t->group_leader->comm);
 	bpf_seq_write(seq, s, sizeof(*s));
+	return 0;
+}
+
+/* Queue length -> slot of cpu_stats.rq_hist: exact below RQ_LINEAR, then
+ * log2 buckets. */
+static __always_inline u32 rq_slot(u32 len)
+{
+	u32 slot;
+
+	if (len < RQ_LINEAR)
+		return len;
+	slot = RQ_LINEAR + log2_u64(len) - 5;
+	return slot < RQ_SLOTS ? slot : RQ_SLOTS - 1;
+}
+
+/* Tasks on the rq's fair queues that are not runnable: since 6.12 a fair
+ * task that blocks with negative lag stays queued ("delayed dequeue") and
+ * still counts in rq->nr_running. 6.14+ track the runnable ones
+ * (h_nr_queued - h_nr_runnable); 6.12.y and 6.13 counted the delayed ones
+ * (h_nr_delayed). User space does not attach the sampler on a
+ * delayed-dequeue kernel that has neither (features below). */
+static __always_inline u32 delayed_on(struct rq *rq)
+{
+	if (bpf_core_field_exists(rq->cfs.h_nr_runnable)) {
+		u32 q = BPF_CORE_READ(rq, cfs.h_nr_queued);
+		u32 r = BPF_CORE_READ(rq, cfs.h_nr_runnable);
+
+		return q > r ? q - r : 0;
+	}
+	if (bpf_core_field_exists(((struct rq___delayed *)rq)->cfs.h_nr_delayed))
+		return BPF_CORE_READ((struct rq___delayed *)rq, cfs.h_nr_delayed);
 	return 0;
 }
 
@@ -355,7 +508,7 @@ int sample_runqueue(void *ctx)
 	struct cpu_stats *c = bpf_map_lookup_elem(&cpus, &zero);
 	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
 	struct rq *rq;
-	u32 queued, delayed = 0, len, slot;
+	u32 queued, delayed, len, slot;
 
 	if (!c || !bpf_core_field_exists(((struct cfs_rq *)0)->rq))
 		return 0;
@@ -363,32 +516,52 @@ int sample_runqueue(void *ctx)
 	if (!rq)
 		return 0;
 	queued = BPF_CORE_READ(rq, nr_running);
-	/* Since 6.12 a fair task that blocks with negative lag stays queued
-	 * ("delayed dequeue") and still counts in rq->nr_running; it is not
-	 * runnable. cfs.h_nr_queued - cfs.h_nr_runnable is that number on
-	 * kernels that track it (6.14+). */
-	if (bpf_core_field_exists(rq->cfs.h_nr_runnable)) {
-		u32 q = BPF_CORE_READ(rq, cfs.h_nr_queued);
-		u32 r = BPF_CORE_READ(rq, cfs.h_nr_runnable);
-
-		if (q > r)
-			delayed = q - r;
-	}
+	delayed = delayed_on(rq);
 	len = queued > delayed ? queued - delayed : 0;
 	/* the running task is not waiting */
 	if (BPF_CORE_READ(rq, curr) != BPF_CORE_READ(rq, idle) && len > 0)
 		len--;
 
-	if (len < RQ_LINEAR)
-		slot = len;
-	else {
-		slot = RQ_LINEAR + log2_u64(len) - 5;
-		if (slot >= RQ_SLOTS)
-			slot = RQ_SLOTS - 1;
-	}
+	slot = rq_slot(len);
+	/* hide what the compiler knows, so it keeps the check the verifier needs */
+	asm volatile("" : "+r"(slot));
 	c->rq_samples++;
 	c->rq_sum += len;
 	if (slot < RQ_SLOTS)
 		c->rq_hist[slot]++;
 	return 0;
+}
+
+/* Run once by user space after load (BPF_PROG_TEST_RUN): what the kernel
+ * offers, as this object's own CO-RE relocations resolved it. */
+SEC("raw_tp")
+int probe_features(struct bpf_raw_tracepoint_args *ctx)
+{
+	int f = 0;
+
+	if (bpf_core_field_exists(((struct cfs_rq *)0)->rq))
+		f |= FEAT_CFS_RQ_RQ;
+	if (bpf_core_field_exists(((struct cfs_rq *)0)->h_nr_runnable))
+		f |= FEAT_H_NR_RUNNABLE;
+	if (bpf_core_field_exists(((struct cfs_rq___delayed *)0)->h_nr_delayed))
+		f |= FEAT_H_NR_DELAYED;
+	if (bpf_core_field_exists(((struct sched_entity *)0)->sched_delayed))
+		f |= FEAT_SCHED_DELAYED;
+	if (bpf_core_field_exists(((struct task_struct *)0)->__state))
+		f |= FEAT_STATE_FIELD;
+	return f;
+}
+
+/* Tests run the probe's own bucketing through BPF_PROG_TEST_RUN: args[0] is
+ * the input, the return value the slot. Never attached. */
+SEC("raw_tp")
+int test_hist_slot(struct bpf_raw_tracepoint_args *ctx)
+{
+	return hist_slot(ctx->args[0]);
+}
+
+SEC("raw_tp")
+int test_rq_slot(struct bpf_raw_tracepoint_args *ctx)
+{
+	return rq_slot(ctx->args[0]);
 }

@@ -24,8 +24,10 @@ struct thread_key {
 };
 
 /* Per-thread state, kept in task-local storage (no hash lookup on the hot
- * path) and read out once an interval by the task iterator; a thread's last
- * copy goes to the `exited` hash map when it dies.
+ * path; 5.11+) or, where the kernel has no task storage for tracing programs
+ * (5.10), in a preallocated hash map keyed by tid. Read out once an interval
+ * by the task iterator; a thread's last copy goes to the `exited` hash map
+ * when it dies.
  *
  * Slice and wait lengths are not timed by the probe: they are differences of
  * the kernel's own per-task accounting between two switch-outs of the thread
@@ -63,12 +65,26 @@ struct thread_stats {
 	u32 exited;
 	/* 0: switch-out bookkeeping not started (marks not set yet) */
 	u32 seen;
-	/* odd while a switch updates the counters: readers retry, so a copy
-	 * never has a switch counted in nvcsw but not yet in slice_hist */
+	/* odd while a switch updates the counters: a reader's copy is good
+	 * only if seq was even and unchanged around it, so a copy never has a
+	 * switch counted in nvcsw but not yet in slice_hist */
 	u32 seq;
-	u32 slice_hist[HIST_SLOTS];
-	u32 wait_hist[HIST_SLOTS];
+	/* iterator output only: no stable copy could be had (the counters in
+	 * this record are not valid; user space keeps the last good ones) */
+	u32 torn;
+	u32 pad;
+	/* u64: a u32 slot wraps after ~70 min at 1M switches/s */
+	u64 slice_hist[HIST_SLOTS];
+	u64 wait_hist[HIST_SLOTS];
 };
+
+/* What the running kernel offers, as the program's own CO-RE relocations see
+ * it: the bits returned by the probe_features program. */
+#define FEAT_CFS_RQ_RQ (1 << 0)      /* cfs_rq->rq (CONFIG_FAIR_GROUP_SCHED) */
+#define FEAT_H_NR_RUNNABLE (1 << 1)  /* cfs_rq.h_nr_runnable (6.14+) */
+#define FEAT_H_NR_DELAYED (1 << 2)   /* cfs_rq.h_nr_delayed (6.12.y, 6.13) */
+#define FEAT_SCHED_DELAYED (1 << 3)  /* sched_entity.sched_delayed: delayed dequeue (6.12+) */
+#define FEAT_STATE_FIELD (1 << 4)    /* task_struct.__state (5.14+), else .state */
 
 struct cpu_stats {
 	u64 switches;
@@ -83,7 +99,8 @@ struct drop_stats {
 	/* exited threads whose final counts did not fit the exited map */
 	u64 thread_map_full;
 	u64 migration_matrix_overflow;
-	/* task storage could not be had (allocation failure or recursion) */
+	/* task storage could not be had (allocation failure or recursion),
+	 * or the tid-keyed fallback map was full */
 	u64 storage_unavailable;
 };
 

@@ -8,8 +8,9 @@ for flag in "$@"; do
     case "$flag" in
     --test)
         # the test suite also drives the TUI in tmux, runs a workload under
-        # perf, converts SVG screenshots to PNG and switches to user nobody
-        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps) ;;
+        # perf, converts SVG screenshots to PNG and switches to user nobody;
+        # bpftool counts what a churn leaves in the kernel's maps
+        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool) ;;
     --matrix)
         # scripts/kernel-matrix.sh: other kernels under QEMU, an initramfs
         # with a static busybox

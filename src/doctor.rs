@@ -2,6 +2,7 @@
 //! bug reports. Every line is a fact checked now, not an assumption.
 use std::path::Path;
 
+use crate::collect::features::Feature;
 use crate::collect::{LiveOptions, LiveSource};
 
 fn yes_no(b: bool) -> &'static str {
@@ -49,19 +50,26 @@ pub fn run() -> anyhow::Result<()> {
     let host = src.host();
     let bpf = src.bpf().is_some();
     println!(
-        "BPF probes:        {} (sched_switch, sched_migrate_task, task storage, task iterator)",
+        "BPF probes:        {} (sched_switch, sched_migrate_task, task iterator)",
         if bpf { "loaded" } else { "not loaded" }
     );
-    if let Some(b) = src.bpf() {
-        println!(
-            "run-queue sampler: {}",
-            b.runqueue_error()
-                .unwrap_or("on (99 Hz cpu-clock perf event per CPU)")
-        );
-    }
     println!("source:            {}", host.source.as_str());
     if let Some(r) = &host.degraded_reason {
         println!("note:              {r}");
+    }
+    let mut features = src.features();
+    match crate::collect::flight::probe() {
+        Ok(how) => features.set(Feature::Tracer, true, how),
+        Err(e) => features.set(Feature::Tracer, false, format!("{e:#}")),
+    }
+    println!("features:");
+    for f in &features.0 {
+        println!(
+            "  {:<18} {:<3} {}",
+            format!("{}:", f.feature.name()),
+            if f.on { "on" } else { "off" },
+            f.detail
+        );
     }
     println!(
         "topology:          {} CPUs, {} NUMA nodes",

@@ -169,8 +169,13 @@ fn ten_thousand_threads_a_second_for_a_minute() {
         "recorder peak RSS {rec_rss} KiB"
     );
     // dead threads' records were drained: nothing piles up in the kernel
-    if let Some(n) = exited_map_entries() {
-        assert!(n < 2000, "{n} entries left in the exited-thread maps");
+    // (both schedtops empty their map twice a second; 10,000 exits a
+    // second leave at most ~5,000 each between two passes)
+    match exited_map_entries() {
+        Some(n) => assert!(n < 12_000, "{n} entries left in the exited-thread maps"),
+        None => {
+            common::cannot_run("bpftool is needed to count the kernel's map entries");
+        }
     }
 
     // SAFETY: a plain signal to our own child
@@ -207,19 +212,18 @@ fn ten_thousand_threads_a_second_for_a_minute() {
         .max()
         .unwrap_or(0);
     assert_eq!(lost, 0, "updates lost under churn");
-    let exited: usize = records
+    // every churned thread's exit, exactly once: the recorder ran from
+    // before the first to after the last, and the kernel fires sched_switch
+    // for every thread's final switch
+    let me = std::process::id() as u64;
+    let exited = records
         .iter()
-        .map(|r| {
-            r["threads"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|t| t["exited"] == true)
-                .count()
-        })
-        .sum();
-    assert!(
-        exited as f64 > 0.5 * made.load(Ordering::Relaxed) as f64,
-        "only {exited} exits recorded"
+        .flat_map(|r| r["threads"].as_array().unwrap())
+        .filter(|t| t["exited"] == true && t["pid"].as_u64() == Some(me))
+        .count() as u64;
+    assert_eq!(
+        exited,
+        made.load(Ordering::Relaxed),
+        "exits recorded vs threads made"
     );
 }

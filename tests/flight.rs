@@ -420,3 +420,24 @@ fn trace_command_writes_a_file_and_refuses_to_clobber() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("duration must be between"));
 }
+
+/// The tracer takes prev_state from the tracepoint where it has one (5.18+:
+/// a task woken while it blocks is still reported as blocking); the check
+/// reads the kernel's BTF, checked here against the release number.
+#[test]
+fn sched_switch_prev_state_is_used_from_5_18() {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let mut parts = release.trim().split(['.', '-']);
+    let major: u32 = parts.next().unwrap().parse().unwrap();
+    let minor: u32 = parts.next().unwrap().parse().unwrap();
+    if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        common::cannot_run("no kernel BTF");
+        return;
+    }
+    assert_eq!(
+        schedtop::collect::flight::sched_switch_has_prev_state(),
+        (major, minor) >= (5, 18),
+        "kernel {}",
+        release.trim()
+    );
+}

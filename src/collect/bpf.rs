@@ -1,26 +1,31 @@
 //! The BPF source: loads bpf/schedtop.bpf.c, attaches its probes and turns
 //! one drain of its maps into a Sample.
 use std::io::Read;
-use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapFlags};
 
+use super::bpf_load::{load, Loaded};
+pub use super::bpf_load::{BucketCode, Storage};
+use super::bpf_maps::{comm_string, read_hash_map, read_pod};
+use super::bpf_threads::{key_of, ThreadBook};
+use super::exit_drainer::ExitDrainer;
+use super::features::{Feature, Features};
 use super::perf::open_cpu_clock;
-use super::system::{now_ns, read_cpu_busy_ns, read_system};
+use super::system::{monotonic_ns, now_ns, read_cpu_busy_ns, read_system};
 use crate::model::{
     Baseline, CpuSample, Log2Hist, Losses, MigrationCount, RqSample, Sample, ThreadSample, Topology,
 };
 
-mod skel {
+pub(super) mod skel {
     #![allow(clippy::all, clippy::pedantic, non_camel_case_types, unused_imports)]
     include!(concat!(env!("OUT_DIR"), "/schedtop.skel.rs"));
 }
+pub(super) use skel::types as skel_types;
 use skel::types::{cpu_stats, drop_stats, thread_stats};
-use skel::{SchedtopSkel, SchedtopSkelBuilder};
+use skel::SchedtopSkel;
 
 /// Run-queue length sampling frequency (the runqlen default; off the 250 Hz
 /// tick so samples do not lock onto it).
@@ -30,8 +35,10 @@ pub const RQ_LINEAR: usize = 32;
 
 pub struct BpfSource {
     skel: SchedtopSkel<'static>,
+    storage: Storage,
+    features: Features,
     topology: Topology,
-    /// the run-queue sampler's events and links; empty when perf events are unavailable
+    /// the run-queue sampler's events and links; empty when it is off
     _rq_events: Vec<(OwnedFd, Link)>,
     rq_error: Option<String>,
     /// the task iterator's link: each drain opens one pass over all threads
@@ -41,126 +48,37 @@ pub struct BpfSource {
     /// CLOCK_MONOTONIC of the previous drain: threads started after it
     /// began from zero during the interval
     last_drain_ns: u64,
+    exits: ExitDrainer,
+    book: ThreadBook,
     pid_filter: Vec<u32>,
-}
-
-/// Copy a plain-old-data struct out of map bytes.
-fn read_pod<T: Copy + Default>(bytes: &[u8]) -> T {
-    let mut v = T::default();
-    let n = std::mem::size_of::<T>().min(bytes.len());
-    // SAFETY: T is a repr(C) POD type generated from the BPF program's BTF;
-    // we copy at most size_of::<T>() bytes into it.
-    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), &mut v as *mut T as *mut u8, n) };
-    v
-}
-
-fn comm_string(raw: &[i8]) -> String {
-    let bytes: Vec<u8> = raw
-        .iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
-        .collect();
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
-/// Every entry of a hash map, in batches of 1,024 per syscall.
-///
-/// Not libbpf-rs's batch iterator: it takes a short batch for the last one,
-/// but a hash map's batch is also short when the next bucket does not fit
-/// (kernel/bpf/hashtab.c), so it stopped early and left entries behind.
-/// Here only ENOENT ends the walk.
-fn read_hash_map(map: &libbpf_rs::MapMut<'_>) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    use std::os::fd::AsFd;
-    const BATCH: usize = 1024;
-    let (ks, vs) = (map.key_size() as usize, map.value_size() as usize);
-    let fd = map.as_fd().as_raw_fd();
-    let opts = libbpf_sys::bpf_map_batch_opts {
-        sz: std::mem::size_of::<libbpf_sys::bpf_map_batch_opts>() as _,
-        ..Default::default()
-    };
-    let mut keys = vec![0u8; ks * BATCH];
-    let mut values = vec![0u8; vs * BATCH];
-    // the kernel's position in the map (for hash maps: a bucket index)
-    let (mut in_batch, mut out_batch) = (0u64, 0u64);
-    let mut first = true;
-    let mut out = Vec::new();
-    loop {
-        let mut count = BATCH as u32;
-        // SAFETY: the buffers hold BATCH keys and values of the map's sizes;
-        // in/out batch are u64, larger than the 4-byte hash batch token.
-        let ret = unsafe {
-            libbpf_sys::bpf_map_lookup_batch(
-                fd,
-                if first {
-                    std::ptr::null_mut()
-                } else {
-                    (&mut in_batch as *mut u64).cast()
-                },
-                (&mut out_batch as *mut u64).cast(),
-                keys.as_mut_ptr().cast(),
-                values.as_mut_ptr().cast(),
-                &mut count,
-                &opts,
-            )
-        };
-        let err = if ret < 0 { -ret } else { 0 };
-        if err == libc::EINTR {
-            continue;
-        }
-        if err != 0 && err != libc::ENOENT {
-            return Err(std::io::Error::from_raw_os_error(err)).context("reading a BPF map");
-        }
-        let n = (count as usize).min(BATCH);
-        for i in 0..n {
-            out.push((
-                keys[i * ks..(i + 1) * ks].to_vec(),
-                values[i * vs..(i + 1) * vs].to_vec(),
-            ));
-        }
-        if err == libc::ENOENT {
-            return Ok(out);
-        }
-        in_batch = out_batch;
-        first = false;
-    }
 }
 
 impl BpfSource {
     /// Load and attach. Errors say why BPF is not available.
     pub fn start(topology: Topology, pid_filter: Vec<u32>, runqueue_sampler: bool) -> Result<Self> {
-        let nr_cpus = libbpf_rs::num_possible_cpus().context("counting possible CPUs")? as u32;
-        let nr_cpus = nr_cpus.max(topology.cpu_slots()).max(1);
+        Self::start_with(topology, pid_filter, runqueue_sampler, None)
+    }
 
-        // The skeleton borrows its object storage for its whole life; the
-        // source lives until the process ends, so the storage is leaked once.
-        let storage: &'static mut MaybeUninit<libbpf_rs::OpenObject> =
-            Box::leak(Box::new(MaybeUninit::uninit()));
-        let builder = SchedtopSkelBuilder::default();
-        let mut open = builder.open(storage).context("opening the BPF object")?;
-        let attach_ns = super::system::monotonic_ns();
-        if let Some(ro) = open.maps.rodata_data.as_mut() {
-            ro.nr_cpus = nr_cpus;
-            ro.attach_ns = attach_ns;
-        }
-        open.maps
-            .migration_matrix
-            .set_max_entries(nr_cpus * nr_cpus)
-            .context("sizing the migration matrix")?;
-        open.maps
-            .cpu_node
-            .set_max_entries(nr_cpus)
-            .context("sizing the CPU→node map")?;
-        let mut skel = open.load().context("loading the BPF programs")?;
-
-        for c in &topology.cpus {
-            skel.maps
-                .cpu_node
-                .update(&c.cpu.to_ne_bytes(), &c.node.to_ne_bytes(), MapFlags::ANY)
-                .context("filling the CPU→node map")?;
-        }
+    /// [`start`](Self::start), keeping per-thread state where `storage`
+    /// says (None: the best the kernel offers). Tests run 5.10's way with
+    /// `Some(Storage::TidHash)` on any kernel.
+    pub fn start_with(
+        topology: Topology,
+        pid_filter: Vec<u32>,
+        runqueue_sampler: bool,
+        storage: Option<Storage>,
+    ) -> Result<Self> {
+        let Loaded {
+            skel,
+            storage,
+            mut features,
+            rq_unavailable,
+            attach_ns,
+        } = load(&topology, storage)?;
 
         // attach the tracepoints one by one: the perf_event program is attached per CPU below
         let attach_failed = "attaching the scheduler tracepoints";
+        let mut skel = skel;
         skel.links.handle_switch = Some(skel.progs.handle_switch.attach().context(attach_failed)?);
         skel.links.handle_migrate =
             Some(skel.progs.handle_migrate.attach().context(attach_failed)?);
@@ -169,10 +87,15 @@ impl BpfSource {
             .dump_threads
             .attach()
             .context("attaching the task iterator")?;
+        let exits = ExitDrainer::start(&skel.maps.exited, &skel.maps.exits_saved)?;
 
         let mut rq_events = Vec::new();
-        let mut rq_error = None;
-        if runqueue_sampler {
+        let mut rq_error =
+            rq_unavailable.map(|why| format!("run-queue length unavailable ({why})"));
+        if !runqueue_sampler && rq_error.is_none() {
+            rq_error = Some("run-queue sampler not requested".into());
+        }
+        if rq_error.is_none() {
             for c in &topology.cpus {
                 let attached = open_cpu_clock(c.cpu, RQ_FREQ_HZ as u64)
                     .map_err(anyhow::Error::from)
@@ -196,15 +119,33 @@ impl BpfSource {
                 }
             }
         }
+        match &rq_error {
+            Some(e) => features.set(Feature::RunQueue, false, e.clone()),
+            None => {
+                let fields = features
+                    .get(Feature::RunQueue)
+                    .map(|f| f.detail.clone())
+                    .unwrap_or_default();
+                features.set(
+                    Feature::RunQueue,
+                    true,
+                    format!("{RQ_FREQ_HZ} Hz cpu-clock perf event per CPU; {fields}"),
+                )
+            }
+        }
 
         Ok(BpfSource {
             skel,
+            storage,
+            features,
             topology,
             _rq_events: rq_events,
             rq_error,
             iter_link,
             iter_bytes: std::cell::Cell::new(0),
             last_drain_ns: attach_ns,
+            exits,
+            book: ThreadBook::default(),
             pid_filter,
         })
     }
@@ -214,21 +155,40 @@ impl BpfSource {
         self.rq_error.as_deref()
     }
 
+    /// Where the probes keep per-thread state.
+    pub fn storage(&self) -> Storage {
+        self.storage
+    }
+
+    /// What this source measures on this kernel, and how.
+    pub fn features(&self) -> &Features {
+        &self.features
+    }
+
     /// (tid, pid, exited) of every thread the source holds state for now:
-    /// the live threads' task storage (which the kernel frees with the task)
-    /// and the exited threads not drained yet. Tests use it to check that
-    /// thread churn leaves nothing behind.
+    /// the live threads' state (task storage, which the kernel frees with
+    /// the task, or the tid-keyed map) and the exited threads not drained
+    /// yet. Tests use it to check that thread churn leaves nothing behind.
     pub fn map_entries(&self) -> Result<Vec<(u32, u32, bool)>> {
-        let mut out: Vec<_> = self
-            .iterate_threads()?
-            .into_iter()
-            .filter(|s| s.seen != 0)
-            .map(|s| (s.tid, s.pid, false))
-            .collect();
-        out.extend(
-            self.read_exited()?
+        let mut out: Vec<_> = match self.storage {
+            Storage::TaskStorage => self
+                .iterate_threads()?
                 .into_iter()
-                .map(|(_, s)| (s.tid, s.pid, true)),
+                .filter(|s| s.seen != 0)
+                .map(|s| (s.tid, s.pid, false))
+                .collect(),
+            Storage::TidHash => read_hash_map(&self.skel.maps.thread_hash)?
+                .into_iter()
+                .map(|(_, v)| read_pod::<thread_stats>(&v))
+                .map(|s| (s.tid, s.pid, false))
+                .collect(),
+        };
+        out.extend(
+            self.exits
+                .peek()?
+                .into_iter()
+                .map(|(_, v)| read_pod::<thread_stats>(&v))
+                .map(|s| (s.tid, s.pid, true)),
         );
         Ok(out)
     }
@@ -245,12 +205,20 @@ impl BpfSource {
         Ok(bytes.chunks_exact(size).map(read_pod).collect())
     }
 
-    /// Final counts of threads that died since the last drain.
-    fn read_exited(&self) -> Result<Vec<(Vec<u8>, thread_stats)>> {
-        Ok(read_hash_map(&self.skel.maps.exited)?
-            .into_iter()
-            .map(|(k, v)| (k, read_pod::<thread_stats>(&v)))
-            .collect())
+    /// The tid-keyed map keeps the state of a thread whose final switch was
+    /// never traced: delete entries of threads that are gone (not listed by
+    /// the iterator that started at `iter_start_ns`, and older than it).
+    fn sweep_tid_map(&mut self, iter_start_ns: u64) -> Result<()> {
+        let live = self.book.last_live();
+        for (k, v) in read_hash_map(&self.skel.maps.thread_hash)? {
+            let s: thread_stats = read_pod(&v);
+            let tid: u32 = read_pod(&k);
+            if s.start_time < iter_start_ns && s.exited == 0 && !live.contains(&(tid, s.start_time))
+            {
+                let _ = self.skel.maps.thread_hash.delete(&k);
+            }
+        }
+        Ok(())
     }
 
     /// Drain into a Sample: every live thread once, and every thread that
@@ -260,24 +228,22 @@ impl BpfSource {
         let per_cpu = self.per_cpu_stats()?;
         // exited first: a dying thread may still be listed by the iterator
         // (until it is reaped); its exited record is the final one
-        let exited = self.read_exited()?;
+        let (exited, exits_dropped) = self.exits.take()?;
+        let exited: Vec<thread_stats> = exited.iter().map(|(_, v)| read_pod(v)).collect();
+        let iter_start_ns = monotonic_ns();
         let live = self.iterate_threads()?;
-        let dead: std::collections::HashSet<(u32, u64)> =
-            exited.iter().map(|(_, s)| (s.tid, s.start_time)).collect();
+        let drained = self.book.drain(exited, live);
+        if self.storage == Storage::TidHash {
+            self.sweep_tid_map(iter_start_ns)?;
+        }
 
         let born_after = self.last_drain_ns;
-        let mut threads = Vec::with_capacity(live.len() + exited.len());
-        let records = exited
-            .iter()
-            .map(|(_, s)| (s, true))
-            .chain(live.iter().map(|s| (s, false)));
-        for (s, is_exited) in records {
-            if !is_exited && dead.contains(&(s.tid, s.start_time)) {
-                continue;
-            }
+        let mut threads = Vec::with_capacity(drained.threads.len());
+        for (s, is_exited) in &drained.threads {
             if !self.pid_filter.is_empty() && !self.pid_filter.contains(&s.pid) {
                 continue;
             }
+            let new = s.start_time >= born_after || drained.late_new.contains(&key_of(s));
             threads.push(ThreadSample {
                 tid: s.tid,
                 pid: s.pid,
@@ -291,25 +257,20 @@ impl BpfSource {
                 wait_ns: s.wait_ns,
                 migrations: Some(s.migrations),
                 cross_node_migrations: Some(s.cross_node_migrations),
-                slice_hist: Some(Log2Hist::from_counts(
-                    s.slice_hist.iter().map(|&c| c as u64),
-                )),
-                wait_hist: Some(Log2Hist::from_counts(s.wait_hist.iter().map(|&c| c as u64))),
+                slice_hist: Some(Log2Hist::from_counts(s.slice_hist.iter().copied())),
+                wait_hist: Some(Log2Hist::from_counts(s.wait_hist.iter().copied())),
                 // every thread alive at the previous drain is in that Sample;
                 // one started since began from zero
-                baseline: (s.start_time >= born_after).then(Baseline::default),
-                exited: is_exited,
+                baseline: new.then(Baseline::default),
+                exited: *is_exited,
             });
-        }
-        for (key, _) in &exited {
-            let _ = self.skel.maps.exited.delete(key);
         }
         self.last_drain_ns = mono_ns;
 
         let cpus = self.read_cpus(&per_cpu);
         let migrations = self.read_migrations()?;
         let mut system = read_system(Path::new("/proc"));
-        system.losses = self.read_losses()?;
+        system.losses = self.read_losses(exits_dropped)?;
         Ok(Sample {
             time_ns,
             mono_ns,
@@ -393,7 +354,7 @@ impl BpfSource {
         Ok(out)
     }
 
-    fn read_losses(&self) -> Result<Losses> {
+    fn read_losses(&self, exits_dropped: u64) -> Result<Losses> {
         let zero = 0u32.to_ne_bytes();
         let d: drop_stats = self
             .skel
@@ -403,8 +364,10 @@ impl BpfSource {
             .map(|v| read_pod(&v))
             .unwrap_or_default();
         Ok(Losses {
-            thread_map_full: d.thread_map_full + d.storage_unavailable,
+            thread_map_full: d.thread_map_full + d.storage_unavailable + exits_dropped,
             migration_matrix_overflow: d.migration_matrix_overflow,
+            torn_reads: self.book.torn_reads,
+            exits_untraced: self.book.exits_untraced,
         })
     }
 }

@@ -183,6 +183,45 @@ pub struct FlightStats {
     pub malformed: u64,
 }
 
+/// Whether the running kernel's `sched_switch` tracepoint passes
+/// `prev_state` (5.18+): its BTF typedef `btf_trace_sched_switch` points to
+/// a function taking (void *, preempt, prev, next, prev_state).
+pub fn sched_switch_has_prev_state() -> bool {
+    use libbpf_rs::btf::{types::FuncProto, Btf, BtfType};
+    let Ok(btf) = Btf::from_vmlinux() else {
+        return false;
+    };
+    let proto = btf
+        .type_by_name::<BtfType<'_>>("btf_trace_sched_switch")
+        .and_then(|t| t.next_type())
+        .and_then(|ptr| ptr.next_type())
+        .and_then(|f| FuncProto::try_from(f).ok());
+    proto.is_some_and(|p| p.len() >= 5)
+}
+
+/// Load the flight recorder without attaching it: whether `trace` and
+/// `--flight` can work here, and which `sched_switch` it would use.
+pub fn probe() -> Result<String> {
+    let mut storage = MaybeUninit::uninit();
+    let mut open = FlightSkelBuilder::default()
+        .open(&mut storage)
+        .context("opening the flight recorder's BPF object")?;
+    open.maps
+        .events
+        .set_max_entries(4096)
+        .context("sizing the ring buffer")?;
+    let with_state = sched_switch_has_prev_state();
+    open.progs.flight_switch.set_autoload(!with_state);
+    open.progs.flight_switch_state.set_autoload(with_state);
+    open.load()
+        .context("loading the flight recorder's BPF programs")?;
+    Ok(if with_state {
+        "loads; sched_switch with prev_state (5.18+)".into()
+    } else {
+        "loads; sched_switch without prev_state (before 5.18): state read from the task".into()
+    })
+}
+
 /// Load and attach the flight recorder, call `on_ready` once the probes are
 /// attached, then pass every event to `sink` until `keep_going` says stop.
 /// The probes are detached before the last drain, so nothing recorded is
@@ -222,6 +261,9 @@ pub fn record_with_drops(
     } else if opts.pid.is_some() {
         anyhow::bail!("the flight recorder's BPF object has no settings section");
     }
+    let with_state = sched_switch_has_prev_state();
+    open.progs.flight_switch.set_autoload(!with_state);
+    open.progs.flight_switch_state.set_autoload(with_state);
     let skel = open
         .load()
         .context("loading the flight recorder's BPF programs")?;
@@ -244,7 +286,11 @@ pub fn record_with_drops(
     let rb = builder.build().context("opening the ring buffer")?;
 
     let links = [
-        skel.progs.flight_switch.attach(),
+        if with_state {
+            skel.progs.flight_switch_state.attach()
+        } else {
+            skel.progs.flight_switch.attach()
+        },
         skel.progs.flight_wakeup.attach(),
         skel.progs.flight_wakeup_new.attach(),
         skel.progs.flight_migrate.attach(),

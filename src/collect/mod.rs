@@ -1,5 +1,10 @@
 //! Sources of Samples: BPF when it can load, /proc otherwise.
 pub mod bpf;
+mod bpf_load;
+mod bpf_maps;
+mod bpf_threads;
+mod exit_drainer;
+pub mod features;
 pub mod flight;
 pub mod flight_ring;
 pub mod perf;
@@ -13,6 +18,7 @@ use anyhow::Result;
 
 use crate::model::{HostInfo, Sample, SourceKind};
 use bpf::BpfSource;
+use features::{Feature, Features};
 use procfs::ProcfsReader;
 
 /// What the user asked for.
@@ -82,8 +88,9 @@ impl LiveSource {
         };
         let (inner, source, degraded_reason) = match attempt {
             Ok(b) => {
-                let rq = b.runqueue_error().map(str::to_string);
-                (Inner::Bpf(Box::new(b)), SourceKind::Bpf, rq)
+                // the header shows this line: what is off, and why
+                let off = b.features().off_summary();
+                (Inner::Bpf(Box::new(b)), SourceKind::Bpf, off)
             }
             Err(reason) => {
                 if opts.require_bpf && !opts.force_procfs {
@@ -122,6 +129,32 @@ impl LiveSource {
         match &mut self.inner {
             Inner::Bpf(b) => b.drain(),
             Inner::Procfs(p) => p.read(),
+        }
+    }
+
+    /// What this source measures here, feature by feature (the tracer is
+    /// not part of a live source: `doctor` probes it).
+    pub fn features(&self) -> Features {
+        match &self.inner {
+            Inner::Bpf(b) => b.features().clone(),
+            Inner::Procfs(_) => {
+                let why = self
+                    .host
+                    .degraded_reason
+                    .clone()
+                    .unwrap_or_else(|| "procfs source".into());
+                let mut f = Features::default();
+                f.set(Feature::SwitchCounts, true, "/proc/<pid>/task/<tid>/status");
+                for off in [
+                    Feature::Histograms,
+                    Feature::Migrations,
+                    Feature::RunQueue,
+                    Feature::Exits,
+                ] {
+                    f.set(off, false, why.clone());
+                }
+                f
+            }
         }
     }
 

@@ -140,12 +140,22 @@ pub struct MigrationCount {
 pub struct Losses {
     pub thread_map_full: u64,
     pub migration_matrix_overflow: u64,
+    /// per-thread reads that found no stable copy (the thread's last good
+    /// counts were kept, or a new thread was left for the next drain)
+    #[serde(default)]
+    pub torn_reads: u64,
+    /// threads that vanished without their final switch being traced, so
+    /// their last interval's counts are lost
+    #[serde(default)]
+    pub exits_untraced: u64,
 }
 
 impl Losses {
     pub fn total(&self) -> u64 {
         self.thread_map_full
             .saturating_add(self.migration_matrix_overflow)
+            .saturating_add(self.torn_reads)
+            .saturating_add(self.exits_untraced)
     }
 }
 

@@ -208,9 +208,11 @@ fn decode_system(c: &mut Cursor, p: &SystemSample) -> DResult<SystemSample> {
         procs_running,
         procs_blocked,
         load,
+        // torn_reads and exits_untraced are not in the format yet
         losses: Losses {
             thread_map_full,
             migration_matrix_overflow,
+            ..Losses::default()
         },
     })
 }

@@ -68,6 +68,30 @@ pub fn ncpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// The CPUs this process may run on (its cpuset), ascending: pinning to a
+/// CPU outside it fails.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let rc = libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set);
+        assert_eq!(rc, 0, "sched_getaffinity failed");
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// A test that cannot run here: a failure under SCHEDTOP_REQUIRE_ALL=1 (CI),
+/// a visible skip otherwise. Returns false so callers can `return`.
+pub fn cannot_run(why: &str) -> bool {
+    if std::env::var("SCHEDTOP_REQUIRE_ALL").as_deref() == Ok("1") {
+        panic!("required test cannot run (SCHEDTOP_REQUIRE_ALL=1): {why}");
+    }
+    eprintln!("SKIPPED: {why}");
+    false
+}
+
 /// The kernel's (voluntary, nonvoluntary) counts of a thread of this process.
 pub fn proc_switches(tid: u32) -> (u64, u64) {
     let s = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).unwrap();
@@ -120,6 +144,18 @@ impl Workload {
             pin_to(cpu);
             while !stop.load(Ordering::Relaxed) {
                 std::hint::spin_loop();
+            }
+        })
+    }
+
+    /// `n` threads on `cpu` calling sched_yield() in a loop: with others
+    /// runnable there, every call is a context switch.
+    pub fn yielders(n: usize, cpu: usize) -> Workload {
+        Workload::spawn(n, move |stop| {
+            pin_to(cpu);
+            while !stop.load(Ordering::Relaxed) {
+                // SAFETY: sched_yield has no preconditions.
+                unsafe { libc::sched_yield() };
             }
         })
     }

@@ -1,0 +1,294 @@
+//! Loading bpf/schedtop.bpf.c on the running kernel: where per-thread state
+//! can live, and which kernel fields the run-queue sampler can read, are
+//! chosen here before (and checked right after) load.
+use std::mem::MaybeUninit;
+
+use anyhow::{Context, Result};
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{MapCore, ProgramInput};
+
+use super::bpf::skel::{SchedtopSkel, SchedtopSkelBuilder};
+use super::features::{Feature, Features};
+use super::system::monotonic_ns;
+use crate::model::Topology;
+
+/// Where the probes keep per-thread state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// task-local storage: a pointer hop from the task (5.11+)
+    TaskStorage,
+    /// a preallocated hash map keyed by tid (5.10: no task storage for
+    /// tracing programs; creating that map fails with EINVAL)
+    TidHash,
+}
+
+pub struct Loaded {
+    pub skel: SchedtopSkel<'static>,
+    pub storage: Storage,
+    pub features: Features,
+    /// why the run-queue sampler cannot give a true length here
+    pub rq_unavailable: Option<String>,
+    /// CLOCK_MONOTONIC at load
+    pub attach_ns: u64,
+}
+
+// bits returned by the probe_features program (bpf/schedtop.h FEAT_*)
+const FEAT_CFS_RQ_RQ: u32 = 1 << 0;
+const FEAT_H_NR_RUNNABLE: u32 = 1 << 1;
+const FEAT_H_NR_DELAYED: u32 = 1 << 2;
+const FEAT_SCHED_DELAYED: u32 = 1 << 3;
+const FEAT_STATE_FIELD: u32 = 1 << 4;
+
+/// Entries of `exited` (bpf/schedtop.bpf.c): emptied twice a second.
+const EXITED_ENTRIES: u32 = 32768;
+
+fn task_storage_supported() -> bool {
+    // SAFETY: probes the kernel by creating (and closing) a small map.
+    unsafe {
+        libbpf_sys::libbpf_probe_bpf_map_type(
+            libbpf_sys::BPF_MAP_TYPE_TASK_STORAGE,
+            std::ptr::null(),
+        ) == 1
+    }
+}
+
+/// Room in the tid-keyed map: the kernel's own limit on threads, within
+/// what preallocating costs (~700 bytes an entry).
+fn tid_map_entries() -> u32 {
+    std::fs::read_to_string("/proc/sys/kernel/threads-max")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .unwrap_or(32768)
+        .clamp(4096, 65536)
+}
+
+fn open_and_load(nr_cpus: u32, storage: Storage, attach_ns: u64) -> Result<SchedtopSkel<'static>> {
+    // The skeleton borrows its object storage for its whole life; the
+    // source lives until the process ends, so the storage is leaked once.
+    let object: &'static mut MaybeUninit<libbpf_rs::OpenObject> =
+        Box::leak(Box::new(MaybeUninit::uninit()));
+    let mut open = SchedtopSkelBuilder::default()
+        .open(object)
+        .context("opening the BPF object")?;
+    if let Some(ro) = open.maps.rodata_data.as_mut() {
+        ro.nr_cpus = nr_cpus;
+        ro.attach_ns = attach_ns;
+        ro.use_task_storage = (storage == Storage::TaskStorage) as u32;
+    }
+    open.maps
+        .migration_matrix
+        .set_max_entries(nr_cpus * nr_cpus)
+        .context("sizing the migration matrix")?;
+    open.maps
+        .cpu_node
+        .set_max_entries(nr_cpus)
+        .context("sizing the CPU→node map")?;
+    open.maps
+        .exited
+        .set_max_entries(EXITED_ENTRIES)
+        .context("sizing the exited map")?;
+    if storage == Storage::TidHash {
+        // the programs' references to it are dead code (use_task_storage = 0)
+        open.maps
+            .thread_store
+            .set_autocreate(false)
+            .context("leaving out the task storage map")?;
+        open.maps
+            .thread_hash
+            .set_max_entries(tid_map_entries())
+            .context("sizing the thread map")?;
+    }
+    open.load().context("loading the BPF programs")
+}
+
+/// Run the object's probe_features program: the kernel fields its CO-RE
+/// relocations found.
+fn probe_features(skel: &SchedtopSkel<'_>) -> Result<u32> {
+    let mut args = [0u8; 8];
+    let input = ProgramInput {
+        context_in: Some(&mut args),
+        ..Default::default()
+    };
+    let out = skel
+        .progs
+        .probe_features
+        .test_run(input)
+        .context("running the feature probe")?;
+    Ok(out.return_value)
+}
+
+/// Why the run-queue sampler cannot report a true queue length, if so.
+fn rq_unavailable(bits: u32) -> Option<String> {
+    if bits & FEAT_CFS_RQ_RQ == 0 {
+        return Some("the kernel has no cfs_rq->rq (CONFIG_FAIR_GROUP_SCHED off)".into());
+    }
+    if bits & FEAT_SCHED_DELAYED != 0 && bits & (FEAT_H_NR_RUNNABLE | FEAT_H_NR_DELAYED) == 0 {
+        return Some(
+            "delayed dequeue without h_nr_delayed or h_nr_runnable: blocked tasks would count as queued"
+                .into(),
+        );
+    }
+    None
+}
+
+fn rq_fields(bits: u32) -> &'static str {
+    if bits & FEAT_H_NR_RUNNABLE != 0 {
+        "nr_running - (h_nr_queued - h_nr_runnable)"
+    } else if bits & FEAT_H_NR_DELAYED != 0 {
+        "nr_running - h_nr_delayed"
+    } else {
+        "nr_running"
+    }
+}
+
+/// Load with per-thread state where the kernel allows (`storage` None), or
+/// in the place given.
+pub fn load(topology: &Topology, storage: Option<Storage>) -> Result<Loaded> {
+    let nr_cpus = libbpf_rs::num_possible_cpus().context("counting possible CPUs")? as u32;
+    let nr_cpus = nr_cpus.max(topology.cpu_slots()).max(1);
+    let attach_ns = monotonic_ns();
+    // SCHEDTOP_BPF_STORAGE=tid-map takes 5.10's way on any kernel (tests)
+    let forced_tid_map = storage == Some(Storage::TidHash)
+        || std::env::var_os("SCHEDTOP_BPF_STORAGE").is_some_and(|v| v == "tid-map");
+    let (skel, storage, storage_note) = if task_storage_supported() && !forced_tid_map {
+        match open_and_load(nr_cpus, Storage::TaskStorage, attach_ns) {
+            Ok(skel) => (skel, Storage::TaskStorage, "task storage".to_string()),
+            // some other refusal of task storage: the fallback may still load
+            Err(e) => match open_and_load(nr_cpus, Storage::TidHash, attach_ns) {
+                Ok(skel) => (
+                    skel,
+                    Storage::TidHash,
+                    format!("tid-keyed map (task storage failed: {e:#})"),
+                ),
+                Err(_) => return Err(e),
+            },
+        }
+    } else {
+        (
+            open_and_load(nr_cpus, Storage::TidHash, attach_ns)?,
+            Storage::TidHash,
+            if forced_tid_map {
+                "tid-keyed map (chosen by the caller)".to_string()
+            } else {
+                "tid-keyed map (no task storage for tracing programs before 5.11)".to_string()
+            },
+        )
+    };
+    let (bits, rq_unavailable) = match probe_features(&skel) {
+        Ok(bits) => (bits, rq_unavailable(bits)),
+        Err(e) => (
+            0,
+            Some(format!("cannot check the kernel's run-queue fields: {e:#}")),
+        ),
+    };
+    let mut features = Features::default();
+    let state = if bits & FEAT_STATE_FIELD != 0 {
+        "__state"
+    } else {
+        "state"
+    };
+    features.set(
+        Feature::SwitchCounts,
+        true,
+        format!(
+            "sched_switch, nvcsw/nivcsw; per-thread state in {storage_note}; task_struct.{state}"
+        ),
+    );
+    features.set(
+        Feature::Histograms,
+        true,
+        "slice and run-queue wait, from the kernel's own per-task accounting",
+    );
+    features.set(
+        Feature::Migrations,
+        true,
+        format!(
+            "se.nr_migrations and sched_migrate_task; {} NUMA node(s)",
+            topology.nodes().len()
+        ),
+    );
+    features.set(
+        Feature::Exits,
+        true,
+        format!(
+            "final counts via a {}-entry map, emptied at each drain and between drains \
+             once 4,096 exits went in",
+            skel.maps.exited.max_entries()
+        ),
+    );
+    if rq_unavailable.is_none() {
+        features.set(Feature::RunQueue, true, rq_fields(bits));
+    }
+    Ok(Loaded {
+        skel,
+        storage,
+        features,
+        rq_unavailable,
+        attach_ns,
+    })
+}
+
+/// The probe's own bucketing code, loaded (not attached) and run through
+/// BPF_PROG_TEST_RUN, so tests check the C that runs in the kernel rather
+/// than a copy of it.
+pub struct BucketCode {
+    skel: SchedtopSkel<'static>,
+}
+
+impl BucketCode {
+    pub fn load() -> Result<BucketCode> {
+        let storage = if task_storage_supported() {
+            Storage::TaskStorage
+        } else {
+            Storage::TidHash
+        };
+        Ok(BucketCode {
+            skel: open_and_load(1, storage, 0)?,
+        })
+    }
+
+    fn run(prog: &libbpf_rs::ProgramMut<'_>, arg: u64) -> Result<u32> {
+        let mut args = arg.to_ne_bytes();
+        let input = ProgramInput {
+            context_in: Some(&mut args),
+            ..Default::default()
+        };
+        Ok(prog
+            .test_run(input)
+            .context("BPF_PROG_TEST_RUN")?
+            .return_value)
+    }
+
+    /// bpf/schedtop.bpf.c hist_slot(ns)
+    pub fn hist_slot(&self, ns: u64) -> Result<u32> {
+        Self::run(&self.skel.progs.test_hist_slot, ns)
+    }
+
+    /// bpf/schedtop.bpf.c rq_slot(len)
+    pub fn rq_slot(&self, len: u32) -> Result<u32> {
+        Self::run(&self.skel.progs.test_rq_slot, len as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_queue_length_is_unavailable_rather_than_wrong() {
+        // no group scheduling: the sampler cannot reach the rq at all
+        assert!(rq_unavailable(0).is_some());
+        // before delayed dequeue (5.10, 6.1): nr_running is the answer
+        assert_eq!(rq_unavailable(FEAT_CFS_RQ_RQ), None);
+        // delayed dequeue and a field that counts it: 6.12.y/6.13, 6.14+
+        let dd = FEAT_CFS_RQ_RQ | FEAT_SCHED_DELAYED;
+        assert_eq!(rq_unavailable(dd | FEAT_H_NR_DELAYED), None);
+        assert_eq!(rq_unavailable(dd | FEAT_H_NR_RUNNABLE), None);
+        assert_eq!(
+            rq_fields(dd | FEAT_H_NR_DELAYED),
+            "nr_running - h_nr_delayed"
+        );
+        // delayed dequeue with nothing to subtract: blocked tasks would count
+        assert!(rq_unavailable(dd).unwrap().contains("delayed dequeue"));
+    }
+}

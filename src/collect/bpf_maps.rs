@@ -1,0 +1,86 @@
+//! Reading the BPF program's maps: plain-old-data records and whole hash
+//! maps.
+use std::os::fd::AsRawFd;
+
+use anyhow::{Context, Result};
+use libbpf_rs::MapCore;
+
+/// Copy a plain-old-data struct out of map bytes.
+pub(super) fn read_pod<T: Copy + Default>(bytes: &[u8]) -> T {
+    let mut v = T::default();
+    let n = std::mem::size_of::<T>().min(bytes.len());
+    // SAFETY: T is a repr(C) POD type generated from the BPF program's BTF;
+    // we copy at most size_of::<T>() bytes into it.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), &mut v as *mut T as *mut u8, n) };
+    v
+}
+
+pub(super) fn comm_string(raw: &[i8]) -> String {
+    let bytes: Vec<u8> = raw
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Every entry of a hash map, in batches of 1,024 per syscall.
+///
+/// Not libbpf-rs's batch iterator: it takes a short batch for the last one,
+/// but a hash map's batch is also short when the next bucket does not fit
+/// (kernel/bpf/hashtab.c), so it stopped early and left entries behind.
+/// Here only ENOENT ends the walk.
+pub(super) fn read_hash_map<M: MapCore>(map: &M) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    const BATCH: usize = 1024;
+    let (ks, vs) = (map.key_size() as usize, map.value_size() as usize);
+    let fd = map.as_fd().as_raw_fd();
+    let opts = libbpf_sys::bpf_map_batch_opts {
+        sz: std::mem::size_of::<libbpf_sys::bpf_map_batch_opts>() as _,
+        ..Default::default()
+    };
+    let mut keys = vec![0u8; ks * BATCH];
+    let mut values = vec![0u8; vs * BATCH];
+    // the kernel's position in the map (for hash maps: a bucket index)
+    let (mut in_batch, mut out_batch) = (0u64, 0u64);
+    let mut first = true;
+    let mut out = Vec::new();
+    loop {
+        let mut count = BATCH as u32;
+        // SAFETY: the buffers hold BATCH keys and values of the map's sizes;
+        // in/out batch are u64, larger than the 4-byte hash batch token.
+        let ret = unsafe {
+            libbpf_sys::bpf_map_lookup_batch(
+                fd,
+                if first {
+                    std::ptr::null_mut()
+                } else {
+                    (&mut in_batch as *mut u64).cast()
+                },
+                (&mut out_batch as *mut u64).cast(),
+                keys.as_mut_ptr().cast(),
+                values.as_mut_ptr().cast(),
+                &mut count,
+                &opts,
+            )
+        };
+        let err = if ret < 0 { -ret } else { 0 };
+        if err == libc::EINTR {
+            continue;
+        }
+        if err != 0 && err != libc::ENOENT {
+            return Err(std::io::Error::from_raw_os_error(err)).context("reading a BPF map");
+        }
+        let n = (count as usize).min(BATCH);
+        for i in 0..n {
+            out.push((
+                keys[i * ks..(i + 1) * ks].to_vec(),
+                values[i * vs..(i + 1) * vs].to_vec(),
+            ));
+        }
+        if err == libc::ENOENT {
+            return Ok(out);
+        }
+        in_batch = out_batch;
+        first = false;
+    }
+}
