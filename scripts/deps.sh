@@ -4,12 +4,20 @@
 set -euo pipefail
 
 need_pkgs=(clang llvm libelf-dev zlib1g-dev pkg-config make gcc libc6-dev ca-certificates curl)
-if [ "${1:-}" = "--test" ]; then
-    # the test suite also drives the TUI in tmux, runs a workload under
-    # perf, converts SVG screenshots to PNG, switches to user nobody and
-    # reads BPF maps with bpftool (the thread-churn test)
-    need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool)
-fi
+for flag in "$@"; do
+    case "$flag" in
+    --test)
+        with_test=1
+        # the test suite also drives the TUI in tmux, runs a workload under
+        # perf, converts SVG screenshots to PNG and switches to user nobody;
+        # bpftool counts what a churn leaves in the kernel's maps
+        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool) ;;
+    --matrix)
+        # scripts/kernel-matrix.sh: other kernels under QEMU, an initramfs
+        # with a static busybox
+        need_pkgs+=(qemu-system-x86 busybox-static cpio) ;;
+    esac
+done
 
 missing=()
 for p in "${need_pkgs[@]}"; do
@@ -28,7 +36,7 @@ fi
 
 # The exporter's test scrapes schedtop with a real Prometheus that it starts
 # itself (tests/serve_prometheus.rs): the package's own service must not run.
-if [ "${1:-}" = "--test" ]; then
+if [ -n "${with_test:-}" ]; then
     prom_missing=()
     for p in prometheus python3-prometheus-client; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || prom_missing+=("$p")
