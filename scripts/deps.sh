@@ -4,12 +4,20 @@
 set -euo pipefail
 
 need_pkgs=(clang llvm libelf-dev zlib1g-dev pkg-config make gcc libc6-dev ca-certificates curl)
-if [ "${1:-}" = "--test" ]; then
-    # the test suite also drives the TUI in tmux, runs a workload under
-    # perf, converts SVG screenshots to PNG, switches to user nobody and
-    # reads BPF maps with bpftool (the thread-churn test)
-    need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool)
-fi
+for flag in "$@"; do
+    case "$flag" in
+    --test)
+        with_test=1
+        # the test suite also drives the TUI in tmux, runs a workload under
+        # perf, converts SVG screenshots to PNG and switches to user nobody;
+        # bpftool counts what a churn leaves in the kernel's maps
+        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool) ;;
+    --matrix)
+        # scripts/kernel-matrix.sh: other kernels under QEMU, an initramfs
+        # with a static busybox
+        need_pkgs+=(qemu-system-x86 busybox-static cpio) ;;
+    esac
+done
 
 missing=()
 for p in "${need_pkgs[@]}"; do
@@ -24,6 +32,34 @@ if [ ${#missing[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The exporter's test scrapes schedtop with a real Prometheus that it starts
+# itself (tests/serve_prometheus.rs): the package's own service must not run.
+if [ -n "${with_test:-}" ]; then
+    prom_missing=()
+    for p in prometheus python3-prometheus-client; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || prom_missing+=("$p")
+    done
+    if [ ${#prom_missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
+        echo "schedtop setup: installing ${prom_missing[*]} (service kept stopped)" >&2
+        guard=""
+        if [ ! -e /usr/sbin/policy-rc.d ]; then
+            # invoke-rc.d asks this script; 101 = do not start services
+            printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+            chmod 755 /usr/sbin/policy-rc.d
+            guard=1
+        fi
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            "${prom_missing[@]}" >/dev/null || { [ -n "$guard" ] && rm -f /usr/sbin/policy-rc.d; exit 1; }
+        [ -n "$guard" ] && rm -f /usr/sbin/policy-rc.d
+        if [ -d /run/systemd/system ]; then
+            systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+        fi
+    elif [ ${#prom_missing[@]} -gt 0 ]; then
+        echo "schedtop setup: missing packages (${prom_missing[*]}); run as root to install them" >&2
+        exit 1
+    fi
 fi
 
 # Rust: Debian 12's rustc is too old for ratatui 0.30; use rustup's stable.

@@ -28,6 +28,20 @@ pub struct Cli {
     /// the W key writes them as a Perfetto trace in --screenshot-dir (needs root)
     #[arg(long, value_name = "SECS", value_parser = parse_flight, conflicts_with = "batch")]
     pub flight: Option<f64>,
+    /// Live view: keep this much of the past in memory (e.g. 10m, 90s; 0 turns
+    /// it off) for T / j to rewind through, bounded to 256 MiB of
+    /// compressed Samples
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_history, conflicts_with = "batch")]
+    pub history: u64,
+}
+
+/// `--history`: a duration up to a day, in ns (0: off).
+fn parse_history(s: &str) -> Result<u64, String> {
+    let v = crate::record::timeexpr::parse_duration(s)?;
+    if v > 86_400_000_000_000 {
+        return Err("--history must be at most a day (24h)".into());
+    }
+    Ok(v)
 }
 
 fn parse_flight(s: &str) -> Result<f64, String> {
@@ -75,6 +89,8 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Render one screen to a file, headless: from this machine (after --duration) or from a recording (--from FILE --at T)
     Snapshot(SnapshotArgs),
+    /// Export scheduler metrics for Prometheus (OpenMetrics at http://127.0.0.1:9717/metrics)
+    Serve(ServeArgs),
     /// Record every scheduler event (switch, wakeup, migration) for SECS seconds
     /// into a Perfetto trace (open it in ui.perfetto.dev); needs root
     Trace(TraceArgs),
@@ -132,8 +148,25 @@ fn parse_interval(s: &str) -> Result<f64, String> {
 #[derive(Args, Debug, Clone)]
 pub struct RecordArgs {
     /// The recording to write (created 0600; never through a symlink)
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: std::path::PathBuf,
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        required_unless_present = "dir"
+    )]
+    pub output: Option<std::path::PathBuf>,
+    /// Record into this directory until stopped: a new file every --rotate, the oldest deleted beyond --retain/--retain-size
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["output", "max_size", "append", "force"])]
+    pub dir: Option<std::path::PathBuf>,
+    /// With --dir: start a new file this often (1h, 30m, 5s) [default: 1h]
+    #[arg(long, value_name = "D")]
+    pub rotate: Option<String>,
+    /// With --dir: delete files last written longer ago than this (7d, 12h)
+    #[arg(long, value_name = "D")]
+    pub retain: Option<String>,
+    /// With --dir: keep the directory's recordings under this size (2G, 500M)
+    #[arg(long, value_name = "SIZE")]
+    pub retain_size: Option<String>,
     #[command(flatten)]
     pub live: LiveArgs,
     /// Stop after this long: 90s, 30m, 12h, 1h30m, or seconds
@@ -152,8 +185,8 @@ pub struct RecordArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct DumpArgs {
-    /// A recording made by `schedtop record`
-    #[arg(value_name = "FILE")]
+    /// A recording made by `schedtop record`, or a directory of them (`record --dir`)
+    #[arg(value_name = "FILE|DIR")]
     pub file: std::path::PathBuf,
     /// csv (one row per thread and interval), json (one object per interval) or
     /// cgroups-csv (one row per cgroup and interval)
@@ -172,8 +205,8 @@ pub struct DumpArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct ReplayArgs {
-    /// A recording made by `schedtop record`
-    #[arg(value_name = "FILE")]
+    /// A recording made by `schedtop record`, or a directory of them (`record --dir`)
+    #[arg(value_name = "FILE|DIR")]
     pub file: std::path::PathBuf,
     /// Start at (same forms as `dump --from`)
     #[arg(long, value_name = "T", allow_hyphen_values = true)]
@@ -232,8 +265,8 @@ pub struct SnapshotArgs {
     /// Replace FILE if it is an existing regular file
     #[arg(long)]
     pub force: bool,
-    /// Take the screen from this recording instead of this machine
-    #[arg(long, value_name = "FILE")]
+    /// Take the screen from this recording (or directory of recordings) instead of this machine
+    #[arg(long, value_name = "FILE|DIR")]
     pub from: Option<std::path::PathBuf>,
     /// With --from: the moment to show (2026-11-21T23:15:00Z, 23:15:00, -5m, +90s); default: the end
     #[arg(long, value_name = "T", allow_hyphen_values = true, requires = "from")]
@@ -246,4 +279,33 @@ pub struct SnapshotArgs {
     pub select: Option<String>,
     #[command(flatten)]
     pub live: LiveArgs,
+}
+
+/// `schedtop serve`: an OpenMetrics exporter.
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Address to listen on (HOST:PORT)
+    #[arg(long, value_name = "ADDR", default_value = crate::serve::DEFAULT_LISTEN)]
+    pub listen: String,
+    /// Interval between Samples, in seconds; scrapes read the newest one
+    #[arg(short = 'i', long, value_name = "SECS", default_value_t = 5.0, value_parser = parse_interval)]
+    pub interval: f64,
+    /// Export the N processes (with --per-thread: also the N threads) with the most switches per second
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+    /// Also export per-thread series (the --top N threads)
+    #[arg(long)]
+    pub per_thread: bool,
+    /// At most this many series per scrape; what is left out is counted in schedtop_omitted
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_series: usize,
+    /// Only threads of this process (repeatable)
+    #[arg(short = 'p', long = "pid", value_name = "PID")]
+    pub pids: Vec<u32>,
+    /// Read /proc only, even as root (no histograms or migrations)
+    #[arg(long)]
+    pub procfs: bool,
+    /// Fail instead of falling back to /proc when BPF cannot load
+    #[arg(long)]
+    pub require_bpf: bool,
 }

@@ -7,10 +7,14 @@ pub mod collect;
 pub mod docs;
 pub mod doctor;
 pub mod export;
+/// The fuzz targets' bodies (fuzz/, tests): not in the release binary.
+#[cfg(any(test, feature = "testdata"))]
 pub mod fuzz;
 pub mod model;
 pub mod record;
 pub mod record_cli;
+pub mod serve;
+pub mod serve_http;
 pub mod sigpipe;
 pub mod snapshot;
 pub mod trace;

@@ -30,6 +30,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         force_procfs: cli.live.procfs,
         require_bpf: cli.live.require_bpf,
     };
+    if cli.history != schedtop::ui::history::DEFAULT_WINDOW_NS && cli.command.is_some() {
+        anyhow::bail!("--history is for the live view (schedtop --history 10m)");
+    }
     if cli.flight.is_some() && cli.command.is_some() {
         anyhow::bail!("--flight is for the live view (schedtop --flight SECS)");
     }
@@ -57,13 +60,29 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             pid: t.pid,
         }),
         Some(Command::Snapshot(args)) => schedtop::snapshot::run(&args),
-        None if !cli.batch => schedtop::ui::run::run_live_flight(
+        Some(Command::Serve(a)) => schedtop::serve::run(&schedtop::serve::ServeOptions {
+            listen: a.listen,
+            live: LiveOptions {
+                interval_ns: (a.interval * 1e9) as u64,
+                pid_filter: a.pids,
+                force_procfs: a.procfs,
+                require_bpf: a.require_bpf,
+            },
+            export: schedtop::export::openmetrics::ExportOptions {
+                top: a.top,
+                per_thread: a.per_thread,
+                max_series: a.max_series,
+            },
+            http: Default::default(),
+        }),
+        None if !cli.batch => schedtop::ui::run::run_live_history(
             &opts,
             &schedtop::ui::screenshot_key::ScreenshotConfig::new(
                 &cli.screenshot.screenshot_formats,
                 &cli.screenshot.screenshot_dir,
             )?,
             cli.flight.map(std::time::Duration::from_secs_f64),
+            cli.history,
         ),
         None => {
             // not used in batch mode, but not accepted unchecked either

@@ -8,7 +8,6 @@ use anyhow::{bail, Result};
 use crate::cli::{DumpArgs, RecordArgs, ReplayArgs};
 use crate::collect::LiveOptions;
 use crate::export::dump::{dump as run_dump, DumpOptions, Format};
-use crate::record::reader::Reader;
 use crate::record::recorder::{self, RecordOptions};
 use crate::record::timeexpr::{parse_duration, parse_size, parse_time};
 use crate::record::writer::OpenMode;
@@ -27,6 +26,12 @@ pub fn record(a: &RecordArgs) -> Result<()> {
         Some(s) => Some(parse_size(s).map_err(|e| anyhow::anyhow!("--max-size: {e}"))?),
         None => None,
     };
+    if let Some(dir) = &a.dir {
+        return record_dir(a, dir, duration_ns);
+    }
+    if a.rotate.is_some() || a.retain.is_some() || a.retain_size.is_some() {
+        bail!("--rotate, --retain and --retain-size are for --dir DIR");
+    }
     let mode = if a.append {
         OpenMode::Append
     } else if a.force {
@@ -45,7 +50,42 @@ pub fn record(a: &RecordArgs) -> Result<()> {
         duration_ns,
         max_size,
     };
-    recorder::run(&a.output, &opts)
+    let output = a
+        .output
+        .as_deref()
+        .expect("clap requires --output without --dir");
+    recorder::run(output, &opts)
+}
+
+fn record_dir(a: &RecordArgs, dir: &std::path::Path, duration_ns: Option<u64>) -> Result<()> {
+    let rotate = a.rotate.as_deref().unwrap_or("1h");
+    let rotate_ns = parse_duration(rotate).map_err(|e| anyhow::anyhow!("--rotate: {e}"))?;
+    if rotate_ns < 1_000_000_000 {
+        bail!("--rotate must be at least 1s");
+    }
+    let retain_ns = match &a.retain {
+        Some(d) => Some(parse_duration(d).map_err(|e| anyhow::anyhow!("--retain: {e}"))?),
+        None => None,
+    };
+    let retain_bytes = match &a.retain_size {
+        Some(s) => Some(parse_size(s).map_err(|e| anyhow::anyhow!("--retain-size: {e}"))?),
+        None => None,
+    };
+    crate::record::dir_writer::run(
+        dir,
+        &crate::record::dir_writer::DirOptions {
+            live: LiveOptions {
+                interval_ns: (a.live.interval * 1e9) as u64,
+                pid_filter: a.live.pids.clone(),
+                force_procfs: a.live.procfs,
+                require_bpf: a.live.require_bpf,
+            },
+            rotate_ns,
+            retain_ns,
+            retain_bytes,
+            duration_ns,
+        },
+    )
 }
 
 pub fn dump(a: &DumpArgs) -> Result<()> {
@@ -64,10 +104,10 @@ pub fn dump(a: &DumpArgs) -> Result<()> {
         to: time("to", &a.to)?,
         pids: a.pids.clone(),
     };
-    let mut r = Reader::open(&a.file)?;
+    let (mut r, problems) = crate::record::dir::open_timeline(&a.file)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let rep = match run_dump(&mut r, &opts, &mut out) {
+    let rep = match run_dump(r.as_mut(), &opts, &mut out) {
         Ok(rep) => rep,
         Err(e) => {
             // `schedtop dump f | head` is a normal way to stop
@@ -80,13 +120,13 @@ pub fn dump(a: &DumpArgs) -> Result<()> {
         }
     };
     let _ = out.flush();
-    for d in r.damage() {
-        eprintln!("schedtop: {}: skipped {d}", a.file.display());
+    for p in &problems {
+        eprintln!("schedtop: {p}");
     }
     for s in &rep.skipped {
         eprintln!("schedtop: {}: skipped {s}", a.file.display());
     }
-    if rep.read == 0 && (rep.in_range > 0 || !r.damage().is_empty()) {
+    if rep.read == 0 && (rep.in_range > 0 || r.damaged()) {
         // damage everywhere: exit 0 would pass for an empty but fine result
         bail!(
             "{}: nothing could be read ({} Samples listed, none readable)",
@@ -121,11 +161,13 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
         Some(s) => Some(parse_time(s).map_err(|e| anyhow::anyhow!("--from: {e}"))?),
         None => None,
     };
-    let r = Reader::open(&a.file)?;
-    for d in r.damage() {
-        eprintln!("schedtop: {}: skipped {d}", a.file.display());
+    // a file, or a directory of them (`record --dir`) as one timeline
+    let (r, problems) = crate::record::dir::open_timeline(&a.file)?;
+    for p in &problems {
+        eprintln!("schedtop: {p}");
     }
-    let (Some(first), Some(last)) = (r.first_time(), r.last_time()) else {
+    let times = (0..r.len()).filter_map(|i| r.time_of(i));
+    let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {
         bail!("{}: the recording has no Samples", a.file.display());
     };
     let start = match from {
@@ -141,7 +183,12 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
         &a.screenshot.screenshot_formats,
         &a.screenshot.screenshot_dir,
     )?;
-    let mut rp = crate::ui::replay::Replay::from_reader(r, &a.file)?;
+    let name = a.file.file_name().map_or_else(
+        || a.file.display().to_string(),
+        |n| n.to_string_lossy().into(),
+    );
+    let mut rp = crate::ui::replay::Replay::from_source(r, name)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", a.file.display()))?;
     rp.cursor.speed = speed;
     // --at: there and paused; otherwise playing from --from or the start
     let (start, playing) = match &a.at {

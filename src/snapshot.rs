@@ -18,7 +18,6 @@ use crate::collect::{LiveOptions, LiveSource};
 use crate::export::json::rfc3339;
 use crate::export::screenshot::{self, visible, Format};
 use crate::record::timeexpr::{parse_duration, parse_time, TimeExpr};
-use crate::record::Reader;
 use crate::ui::action::Action;
 use crate::ui::{render_to_buffer, AppState, Mode, View};
 
@@ -286,11 +285,13 @@ fn select(app: &mut AppState, what: &str) -> Result<()> {
 
 /// The state at `at` (default: the end) of a recording.
 pub fn from_recording(path: &Path, at: Option<TimeExpr>, plan: &Plan) -> Result<AppState> {
-    let mut r = Reader::open(path)?;
-    for d in r.damage() {
-        eprintln!("schedtop: {}: skipped {d}", path.display());
+    // a file, or a directory of them (`record --dir`) as one timeline
+    let (mut r, problems) = crate::record::dir::open_timeline(path)?;
+    for p in &problems {
+        eprintln!("schedtop: {p}");
     }
-    let (Some(first), Some(last)) = (r.first_time(), r.last_time()) else {
+    let times = (0..r.len()).filter_map(|i| r.time_of(i));
+    let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {
         bail!("{}: the recording has no Samples", path.display());
     };
     let t = at.map_or(last, |e| e.resolve(first, last));
@@ -347,7 +348,7 @@ pub fn from_recording(path: &Path, at: Option<TimeExpr>, plan: &Plan) -> Result<
             rfc3339(r.time_of(i).unwrap_or(t))
         );
     }
-    let host = r.host_of(i).clone();
+    let host = r.host_of(i);
     state(host, Mode::Replay, samples, plan)
 }
 

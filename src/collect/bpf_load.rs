@@ -5,7 +5,7 @@ use std::mem::MaybeUninit;
 
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{MapCore, ProgramInput};
+use libbpf_rs::{MapCore, MapFlags, ProgramInput};
 
 use super::bpf::skel::{SchedtopSkel, SchedtopSkelBuilder};
 use super::features::{Feature, Features};
@@ -181,6 +181,14 @@ pub fn load(topology: &Topology, storage: Option<Storage>) -> Result<Loaded> {
             },
         )
     };
+    // The migrate probe counts a move as cross-node by this map: left
+    // empty, every CPU reads node 0 and no move ever crosses.
+    for c in &topology.cpus {
+        skel.maps
+            .cpu_node
+            .update(&c.cpu.to_ne_bytes(), &c.node.to_ne_bytes(), MapFlags::ANY)
+            .context("filling the CPU→node map")?;
+    }
     let (bits, rq_unavailable) = match probe_features(&skel) {
         Ok(bits) => (bits, rq_unavailable(bits)),
         Err(e) => (

@@ -37,6 +37,24 @@ pub trait Seekable {
     fn index_at_time(&self, time_ns: u64) -> Option<usize>;
     /// The Sample whose interval holds `time_ns`.
     fn index_from_time(&self, time_ns: u64) -> Option<usize>;
+    /// Damage found while opening (byte ranges or whole files that could
+    /// not be used), beyond what `sample` reports Sample by Sample.
+    fn damaged(&self) -> bool {
+        false
+    }
+    /// The last Sample that reads, searching back from the end; with the
+    /// reason the last one does not, if it does not.
+    fn last_readable(&mut self) -> Option<(usize, Option<String>)> {
+        let mut why = None;
+        for i in (0..self.len()).rev() {
+            match self.sample(i) {
+                Ok(_) => return Some((i, why)),
+                Err(e) if why.is_none() => why = Some(format!("{e:#}")),
+                Err(_) => {}
+            }
+        }
+        None
+    }
 }
 
 /// Fixture Samples in memory, in order: a `Source` and `Seekable` for

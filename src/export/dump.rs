@@ -7,10 +7,9 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::json::{interval_record, IntervalRecord};
+use crate::collect::Seekable;
 use crate::model::metrics::{self, Value};
 use crate::model::Sample;
-use crate::record::reader::Reader;
-use crate::record::storage::Storage;
 use crate::record::timeexpr::TimeExpr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,14 +170,12 @@ fn write_csv<W: Write>(out: &mut W, rec: &IntervalRecord) -> std::io::Result<u64
     Ok(rec.threads.len() as u64)
 }
 
-/// Write the selected part of the recording to `out`.
-pub fn dump<S: Storage, W: Write>(
-    r: &mut Reader<S>,
-    opts: &DumpOptions,
-    out: &mut W,
-) -> Result<DumpReport> {
+/// Write the selected part of the recording (a file, or a directory of
+/// them read as one timeline) to `out`.
+pub fn dump<W: Write>(r: &mut dyn Seekable, opts: &DumpOptions, out: &mut W) -> Result<DumpReport> {
     let mut rep = DumpReport::default();
-    let (Some(first), Some(last)) = (r.first_time(), r.last_time()) else {
+    let times = (0..r.len()).filter_map(|i| r.time_of(i));
+    let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {
         return Ok(rep);
     };
     let from = opts.from.map_or(first, |t| t.resolve(first, last));
@@ -223,7 +220,7 @@ pub fn dump<S: Storage, W: Write>(
                 cur.threads
                     .retain(|t| opts.pids.contains(&t.pid) || opts.pids.contains(&t.tid));
             }
-            let rec = interval_record(r.host_of(i), Some(base), &cur);
+            let rec = interval_record(&r.host_of(i), Some(base), &cur);
             match opts.format {
                 Format::Json => {
                     serde_json::to_writer(&mut *out, &rec)?;

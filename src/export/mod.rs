@@ -3,5 +3,8 @@ pub mod cgroup_csv;
 pub mod dump;
 pub mod flight_ring;
 pub mod json;
+pub mod openmetrics;
+pub mod openmetrics_encode;
+pub mod openmetrics_totals;
 pub mod perfetto;
 pub mod screenshot;

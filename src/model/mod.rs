@@ -8,8 +8,11 @@ pub mod hist;
 pub mod interval;
 pub mod metrics;
 pub mod physics;
+pub mod pressure;
 pub mod rates;
 pub mod sample;
+pub mod trigger;
+pub mod trigger_eval;
 
 pub use cgroup::{CgroupRow, CgroupSample, Pressure};
 pub use hist::Log2Hist;

@@ -8,6 +8,8 @@
 use std::collections::HashMap;
 
 use super::codec_attrs::{get_attrs, put_attrs};
+pub(super) use super::codec_budget::Budget;
+pub use super::codec_budget::{decoded_size, MAX_DECODED};
 use super::codec_cgroups::{decode_cgroups, encode_cgroups, has_cgroups};
 use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
 pub use super::codec_zstd::{compress, decompress, stream_sizes};
@@ -42,58 +44,6 @@ const MAX_HIST: usize = 4096;
 const SPARSE_HIST: usize = 64;
 
 pub(super) const STREAMS: usize = 8;
-
-/// Most memory one decoded Sample may take. A few KB of zstd can hold a
-/// Sample of millions of 16-byte threads (zeros compress to nothing), so
-/// neither the payload nor the decompressed size bounds what decoding
-/// builds; this does. A real thread takes ~700 bytes decoded (names, two
-/// histograms): ~190,000 threads fit, twice the largest Sample measured
-/// (100,000 threads), and the writer refuses a Sample over it rather than
-/// write one no reader opens. A dump holds about four Samples at once, so
-/// the worst file costs ~600 MB, not the host.
-pub const MAX_DECODED: usize = 128 << 20;
-
-/// What decoding has left of MAX_DECODED.
-pub(super) struct Budget(usize);
-
-impl Budget {
-    fn take(&mut self, bytes: usize) -> DResult<()> {
-        self.0 = self
-            .0
-            .checked_sub(bytes)
-            .ok_or(DecodeError("decoded Sample over the memory limit"))?;
-        Ok(())
-    }
-
-    pub(super) fn items<T>(&mut self, n: usize) -> DResult<()> {
-        self.take(n.saturating_mul(std::mem::size_of::<T>()))
-    }
-}
-
-/// Memory `s` takes as the decoder counts it (see MAX_DECODED).
-pub fn decoded_size(s: &Sample) -> usize {
-    use std::mem::size_of;
-    let hist = |h: &Option<Log2Hist>| h.as_ref().map_or(0, |h| h.counts.len() * 8);
-    let threads: usize = s
-        .threads
-        .iter()
-        .map(|t| {
-            size_of::<ThreadSample>()
-                + t.comm.len()
-                + t.process_comm.len()
-                + hist(&t.slice_hist)
-                + hist(&t.wait_hist)
-        })
-        .sum();
-    let cpus: usize = s
-        .cpus
-        .iter()
-        .map(|c| {
-            size_of::<crate::model::CpuSample>() + c.rq.as_ref().map_or(0, |r| r.hist.len() * 8)
-        })
-        .sum();
-    threads + cpus + s.migrations.len() * size_of::<crate::model::MigrationCount>()
-}
 
 #[derive(Default)]
 struct Streams {

@@ -12,12 +12,16 @@
 //! - `testdata`: deterministic synthetic Samples (tests, benches, fixture).
 pub mod codec;
 mod codec_attrs;
+mod codec_budget;
 mod codec_cgroups;
 mod codec_cpus;
 mod codec_zstd;
+/// Hostile recordings for tests and the fuzz corpus (not in the release binary).
 #[cfg(any(test, feature = "testdata"))]
 #[doc(hidden)]
 pub mod crafted;
+pub mod dir;
+pub mod dir_writer;
 pub mod format;
 pub mod fuzz_tally;
 pub mod header;

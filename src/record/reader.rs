@@ -350,20 +350,6 @@ impl<S: Storage> Reader<S> {
         codec::decode(&raw, base).map_err(|err| err.to_string())
     }
 
-    /// The last Sample that reads, searching back from the end; with the
-    /// reason the last one does not, if it does not.
-    pub fn last_readable(&mut self) -> Option<(usize, Option<String>)> {
-        let mut why = None;
-        for i in (0..self.samples.len()).rev() {
-            match self.sample(i) {
-                Ok(_) => return Some((i, why)),
-                Err(e) if why.is_none() => why = Some(format!("{e:#}")),
-                Err(_) => {}
-            }
-        }
-        None
-    }
-
     /// For the writer appending: the last intact index frame and the frames
     /// no index lists yet.
     pub(crate) fn index_state(&self) -> (Option<u64>, &[Entry]) {

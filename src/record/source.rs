@@ -66,6 +66,10 @@ impl<S: Storage> Seekable for RecordingSource<S> {
         self.reader.sample(i)
     }
 
+    fn damaged(&self) -> bool {
+        !self.reader.damage().is_empty()
+    }
+
     fn host_of(&self, i: usize) -> HostInfo {
         self.reader.host_of(i).clone()
     }
@@ -84,6 +88,42 @@ impl<S: Storage> Seekable for RecordingSource<S> {
 
     fn index_from_time(&self, time_ns: u64) -> Option<usize> {
         self.reader.index_from_time(time_ns)
+    }
+}
+
+/// A reader is seekable as it is (dump, the fuzz target and tests use it
+/// without a Source around it).
+impl<S: Storage> Seekable for Reader<S> {
+    fn len(&self) -> usize {
+        Reader::len(self)
+    }
+
+    fn damaged(&self) -> bool {
+        !self.damage().is_empty()
+    }
+
+    fn sample(&mut self, i: usize) -> Result<Sample> {
+        Reader::sample(self, i)
+    }
+
+    fn host_of(&self, i: usize) -> HostInfo {
+        Reader::host_of(self, i).clone()
+    }
+
+    fn time_of(&self, i: usize) -> Option<u64> {
+        Reader::time_of(self, i)
+    }
+
+    fn prev_of(&self, i: usize) -> Option<usize> {
+        Reader::prev_of(self, i)
+    }
+
+    fn index_at_time(&self, time_ns: u64) -> Option<usize> {
+        Reader::index_at_time(self, time_ns)
+    }
+
+    fn index_from_time(&self, time_ns: u64) -> Option<usize> {
+        Reader::index_from_time(self, time_ns)
     }
 }
 

@@ -5,6 +5,7 @@ use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModif
 use super::action::Action;
 use super::app::AppState;
 use super::columns::Column;
+use super::replay::ReplayAction;
 
 /// The action for one input event in the app's current state, if any.
 pub fn map_event(ev: &Event, app: &AppState) -> Option<Action> {
@@ -82,6 +83,11 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Char('s') => Action::Screenshot,
         KeyCode::Char('R') => Action::ToggleRecord,
         KeyCode::Char('W') => Action::WriteFlight,
+        // live: rewind through the kept history (once rewound, the replay
+        // mapping above has every key, End returns to live)
+        KeyCode::Char('T') => Action::Replay(ReplayAction::StepBack),
+        KeyCode::Char('t') => Action::Replay(ReplayAction::StepForward),
+        KeyCode::Char('j') => Action::Replay(ReplayAction::JumpStart),
         _ => return None,
     };
     Some(a)
@@ -144,6 +150,15 @@ pub const HELP: &[(&str, &str)] = &[
         "W",
         "live: save the last --flight SECS of events (.pftrace)",
     ),
+    (
+        "live: T  j",
+        "rewind: one sample back / jump (kept --history)",
+    ),
+    (
+        "rewound: End",
+        "back to live (the replay keys below move while rewound)",
+    ),
+    ("rewound: R", "record, starting with the whole kept history"),
     ("replay: space  Z", "play / pause"),
     ("replay: t  T", "one sample forward / back"),
     (

@@ -16,9 +16,11 @@ use ratatui::style::Modifier;
 use ratatui::text::Span;
 
 use super::app::{AppState, Mode, RecordingInfo};
+use super::history::History;
 use super::session::Session;
 use super::status::Status;
 use super::theme;
+use crate::collect::Seekable;
 use crate::model::Sample;
 use crate::record::writer::now_ns;
 use crate::record::{OpenMode, WriteOptions, Writer, Written};
@@ -83,8 +85,8 @@ pub fn toggle(s: &mut Session) {
 }
 
 pub fn toggle_in(s: &mut Session, dir: &Path) {
-    let (app, slot) = s.recording_parts();
-    toggle_slot(app, slot, dir);
+    let (app, slot, backlog) = s.recording_parts();
+    toggle_slot(app, slot, dir, backlog);
     show(app, slot.as_ref());
 }
 
@@ -97,7 +99,14 @@ fn show(app: &mut AppState, rec: Option<&Recording>) {
     });
 }
 
-fn toggle_slot(app: &mut AppState, slot: &mut Option<Recording>, dir: &Path) {
+/// `backlog`: while rewound, the whole kept history goes first, so the
+/// file starts before the moment on screen.
+fn toggle_slot(
+    app: &mut AppState,
+    slot: &mut Option<Recording>,
+    dir: &Path,
+    backlog: Option<&mut History>,
+) {
     if app.mode != Mode::Live {
         app.status = Some(Status::error(
             "R records this machine live; a replay is already a recording",
@@ -128,9 +137,14 @@ fn toggle_slot(app: &mut AppState, slot: &mut Option<Recording>, dir: &Path) {
                 path,
                 samples: 0,
             };
-            // the newest Sample at once: the file is useful from the start
-            let newest = app.pending.back().or(app.history.back()).cloned();
-            let err = newest.and_then(|s| rec.write(&s).err());
+            let err = match backlog {
+                Some(h) => write_backlog(&mut rec, h).err(),
+                None => {
+                    // the newest Sample at once: the file is useful from the start
+                    let newest = app.pending.back().or(app.history.back()).cloned();
+                    newest.and_then(|s| rec.write(&s).err())
+                }
+            };
             *slot = Some(rec);
             if let Some(e) = err {
                 stop_with(app, slot, &e);
@@ -164,6 +178,14 @@ impl Recording {
             }
         }
     }
+}
+
+/// Every kept Sample, oldest first.
+fn write_backlog(rec: &mut Recording, h: &mut History) -> anyhow::Result<()> {
+    for i in 0..h.len() {
+        rec.write(&h.sample(i)?)?;
+    }
+    Ok(())
 }
 
 fn stop_with(app: &mut AppState, slot: &mut Option<Recording>, e: &anyhow::Error) {

@@ -107,12 +107,20 @@ impl Replay {
 
     /// Any seekable source (a recording, fixtures) under `name`.
     pub fn from_source(source: Box<dyn Seekable + Send>, name: String) -> Result<Recorded> {
-        let n = source.len();
-        let times = (0..n).filter_map(|i| source.time_of(i));
-        let (Some(first_ns), Some(last_ns)) = (times.clone().min(), times.max()) else {
+        let Some(cursor) = Replay::over(source.as_ref(), name) else {
             bail!("the recording has no Samples");
         };
-        let cursor = Replay {
+        Ok(Recorded { cursor, source })
+    }
+
+    /// A cursor (on no Sample yet) over `src`; None when it holds none.
+    pub fn over(src: &dyn Seekable, name: String) -> Option<Replay> {
+        let n = src.len();
+        let times = (0..n).filter_map(|i| src.time_of(i));
+        let (Some(first_ns), Some(last_ns)) = (times.clone().min(), times.max()) else {
+            return None;
+        };
+        Some(Replay {
             len: n,
             name,
             first_ns,
@@ -123,8 +131,23 @@ impl Replay {
             prompt: None,
             due_ns: None,
             first_of: None,
-        };
-        Ok(Recorded { cursor, source })
+        })
+    }
+
+    /// `src` grew at the end and lost `dropped` Samples at the front (the
+    /// live history): the cursor stays on the same Sample (the oldest kept
+    /// one if its own went).
+    pub fn follow(&mut self, src: &dyn Seekable, dropped: usize) {
+        self.len = src.len();
+        self.first_ns = src.time_of(0).unwrap_or(self.first_ns);
+        self.last_ns = src
+            .time_of(self.len.saturating_sub(1))
+            .unwrap_or(self.last_ns);
+        self.index = self.index.map(|i| i.saturating_sub(dropped));
+        if dropped > 0 {
+            // the segment's first Sample is another one now
+            self.first_of = None;
+        }
     }
 
     /// The Sample a time expression means (the one whose interval holds

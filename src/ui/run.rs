@@ -16,6 +16,7 @@ use super::action::{Action, Effect};
 use super::app::{AppState, Mode};
 use super::feed::{Feed, FeedEvent, LiveFeed};
 use super::flight_key::{self, FlightLink};
+use super::history::{self, History};
 use super::keys;
 use super::render::render;
 use super::screenshot_key::{self, ScreenshotConfig};
@@ -47,6 +48,17 @@ pub fn run_live_flight(
     shots: &ScreenshotConfig,
     flight: Option<Duration>,
 ) -> Result<()> {
+    run_live_history(opts, shots, flight, super::history::DEFAULT_WINDOW_NS)
+}
+
+/// `run_live_flight`, keeping `history_ns` of Samples for rewinding (0:
+/// none; `--history`).
+pub fn run_live_history(
+    opts: &LiveOptions,
+    shots: &ScreenshotConfig,
+    flight: Option<Duration>,
+    history_ns: u64,
+) -> Result<()> {
     if !io::stdout().is_terminal() {
         bail!("stdout is not a terminal; use --batch for JSON lines");
     }
@@ -66,7 +78,13 @@ pub fn run_live_flight(
         None => None,
     };
     let feed = LiveFeed::start(opts)?;
-    let app = Session::live(AppState::new(feed.host().clone(), Mode::Live));
+    let state = AppState::new(feed.host().clone(), Mode::Live);
+    let app = if history_ns == 0 {
+        Session::live(state)
+    } else {
+        let h = History::new(feed.host().clone(), history_ns, history::DEFAULT_BYTE_CAP);
+        Session::live_with_history(state, h)
+    };
     let mut link = recorder
         .as_ref()
         .map(|r| FlightLink::to(r, shots.dir.clone()));

@@ -1,14 +1,20 @@
 //! The UI's shell around `AppState`: what the event loop owns besides the
-//! state. Each Sample fans out here to the sinks (the `R` recording) and
-//! to the state, side by side; a replay's recording is a seekable source
-//! this drives (the state holds only the cursor). `AppState` itself does
+//! state. Each Sample fans out here to the sinks (the `R` recording, the
+//! live history) and to the state, side by side; a replay's recording, and
+//! the live history while rewound, are seekable sources this drives (the
+//! state holds only the cursor). `AppState` itself does
 //! no I/O. A `Session` reads as its `AppState` (Deref) for rendering.
 use std::ops::{Deref, DerefMut};
 
 use super::action::{Action, Effect};
 use super::app::AppState;
+use super::history::History;
 use super::recording::{self, Recording};
 use super::replay;
+use super::replay::ReplayAction;
+use super::rewind;
+use super::rewind::rewound;
+use super::status::Status;
 use crate::collect::Seekable;
 use crate::model::Sample;
 
@@ -18,6 +24,9 @@ pub struct Session {
     pub recording: Option<Recording>,
     /// replay: the recording the cursor moves through
     replay_source: Option<Box<dyn Seekable + Send>>,
+    /// live: the kept Samples `T` / `j` rewind through (`--history`)
+    history: Option<History>,
+    rewind_saved: rewind::Saved,
 }
 
 impl Session {
@@ -27,7 +36,21 @@ impl Session {
             app,
             recording: None,
             replay_source: None,
+            history: None,
+            rewind_saved: rewind::Saved::default(),
         }
+    }
+
+    /// A live session keeping `history` for rewinding.
+    pub fn live_with_history(app: AppState, history: History) -> Session {
+        let mut s = Session::live(app);
+        s.history = Some(history);
+        s
+    }
+
+    /// The live history, when kept.
+    pub fn history(&self) -> Option<&History> {
+        self.history.as_ref()
     }
 
     /// A replay of `source`; `app.replay` holds the cursor.
@@ -36,6 +59,8 @@ impl Session {
             app,
             recording: None,
             replay_source: Some(source),
+            history: None,
+            rewind_saved: rewind::Saved::default(),
         }
     }
 
@@ -43,6 +68,16 @@ impl Session {
     pub fn push_sample(&mut self, s: Sample) {
         // recorded as it arrives, paused or not
         recording::on_sample(&mut self.app, &mut self.recording, &s);
+        if let Some(h) = self.history.as_mut() {
+            let dropped = h.push(&s);
+            if rewound(&self.app) {
+                // the screen stays on the chosen moment
+                if let Some(r) = self.app.replay.as_mut() {
+                    r.follow(h, dropped);
+                }
+                return;
+            }
+        }
         self.app.push_sample(s);
     }
 
@@ -53,6 +88,10 @@ impl Session {
             Effect::Replay(r) => {
                 if let Some(src) = self.replay_source.as_deref_mut() {
                     replay::apply(&mut self.app, src, r);
+                } else if let Some(h) = self.history.as_mut() {
+                    rewind::apply(&mut self.app, h, &mut self.rewind_saved, r);
+                } else if !matches!(r, ReplayAction::Last | ReplayAction::First) {
+                    self.app.status = Some(Status::info("rewind is off (--history 0)"));
                 }
                 Effect::None
             }
@@ -66,14 +105,24 @@ impl Session {
 
     /// Time passes (replay playback). True when the screen changed.
     pub fn tick(&mut self, now_ns: u64) -> bool {
-        match self.replay_source.as_deref_mut() {
-            Some(src) => replay::advance(&mut self.app, src, now_ns),
-            None => false,
+        match (self.replay_source.as_deref_mut(), self.history.as_mut()) {
+            (Some(src), _) => replay::advance(&mut self.app, src, now_ns),
+            (None, Some(h)) => rewind::advance(&mut self.app, h, &self.rewind_saved, now_ns),
+            (None, None) => false,
         }
     }
 
-    pub(super) fn recording_parts(&mut self) -> (&mut AppState, &mut Option<Recording>) {
-        (&mut self.app, &mut self.recording)
+    /// The state, the recording slot, and while rewound the history `R`
+    /// writes first.
+    pub(super) fn recording_parts(
+        &mut self,
+    ) -> (&mut AppState, &mut Option<Recording>, Option<&mut History>) {
+        let backlog = if rewound(&self.app) {
+            self.history.as_mut()
+        } else {
+            None
+        };
+        (&mut self.app, &mut self.recording, backlog)
     }
 }
 

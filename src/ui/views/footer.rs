@@ -66,6 +66,7 @@ fn hints(app: &AppState) -> Vec<(&'static str, &'static str, u8)> {
         ("n", "NUMA", 9),
         ("Enter", "Detail", 5),
         ("F", "Follow", 8),
+        ("T", "Rewind", 7),
         ("Spc", if app.paused { "Resume" } else { "Pause" }, 1),
         ("+-", "Interval", 6),
         ("q", "Quit", 0),

@@ -162,6 +162,12 @@ pub fn footer(app: &AppState, width: u16) -> Option<Line<'static>> {
         ("Enter", "Detail", 6),
         ("q", "Quit", 0),
     ];
+    if crate::ui::rewind::rewound(app) {
+        // rewound live: End is the way back, R records from the history
+        hints.retain(|h| h.0 != "Home/End");
+        hints.insert(1, ("End", "Live", 0));
+        hints.insert(5, ("R", "Record", 2));
+    }
     super::footer::drop_to_fit(&mut hints, width);
     let mut s = Vec::new();
     for (k, l, _) in hints {

@@ -1,0 +1,114 @@
+//! Checks schedtop against the kernel it runs on, inside a test guest
+//! booted by scripts/kernel-matrix.sh: each check prints one line,
+//! `PASS name: figures` or `FAIL name: figures`, and the exit status is
+//! the number of failures (capped). Built static like schedtop itself.
+//!
+//! Usage: guest_check [--schedtop PATH]   (as root, in the guest)
+//! Its own workloads: guest_check workload ... / numa-workload SECS
+mod checks;
+mod kernel;
+#[path = "../../tests/common/perfetto.rs"]
+#[allow(dead_code)]
+mod perfetto;
+mod trace;
+mod workload;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
+
+use schedtop::collect::{LiveOptions, LiveSource};
+
+use checks::Outcome;
+
+struct Report {
+    pass: u32,
+    fail: u32,
+    since: Instant,
+}
+
+impl Report {
+    fn record(&mut self, name: &str, outcome: Outcome) {
+        // wall time in a TCG guest: for the CI budget, not for any verdict
+        let secs = self.since.elapsed().as_secs_f64();
+        self.since = Instant::now();
+        let (word, text) = match outcome {
+            Ok(t) => {
+                self.pass += 1;
+                ("PASS", t)
+            }
+            Err(t) => {
+                self.fail += 1;
+                ("FAIL", t)
+            }
+        };
+        println!("{word} {name}: {text} [{secs:.1} s]");
+    }
+
+    /// A check that panics is a failure with the panic's message, and the
+    /// other checks still run.
+    fn run(&mut self, name: &str, f: impl FnOnce() -> Outcome) {
+        let outcome = catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(format!("panicked: {msg}"))
+        });
+        self.record(name, outcome);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("workload") => workload::child_main(&args[1..]),
+        Some("numa-workload") => return workload::numa_main(&args[1..]),
+        _ => {}
+    }
+    let schedtop = args
+        .iter()
+        .position(|a| a == "--schedtop")
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| "/schedtop".into());
+    let mut report = Report {
+        pass: 0,
+        fail: 0,
+        since: Instant::now(),
+    };
+    let opts = LiveOptions {
+        interval_ns: 1_000_000_000,
+        pid_filter: vec![],
+        force_procfs: false,
+        require_bpf: false,
+    };
+    let mut src = match LiveSource::open(&opts) {
+        Ok(s) => s,
+        Err(e) => {
+            report.record("source", Err(format!("cannot open any source: {e:#}")));
+            std::process::exit(1);
+        }
+    };
+    let last_cpu = src
+        .host()
+        .topology
+        .cpus
+        .last()
+        .map_or(0, |c| c.cpu as usize);
+    report.record("source", checks::source(&src));
+    let (counts, hists) = checks::switches_and_histograms(&mut src, last_cpu);
+    report.record("switch counts", counts);
+    report.record("slice histogram", hists);
+    for k in [1, 3] {
+        report.run(&format!("run-queue length K={k}"), || {
+            checks::runqueue(&mut src, last_cpu, k)
+        });
+    }
+    report.run("migrations", || checks::migrations(&mut src));
+    report.run("thread exits", || checks::exits(&mut src));
+    drop(src); // the tracer attaches its own probes
+    report.run("tracer", || trace::trace(&schedtop));
+    println!("RESULT {} passed, {} failed", report.pass, report.fail);
+    std::process::exit(report.fail.min(100) as i32);
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# schedtop on the kernels people run: boot Debian's cloud kernels (bullseye
+# 5.10, bookworm 6.1, trixie 6.12) under QEMU with 4 vCPUs on 2 NUMA nodes,
+# the static schedtop and its guest checker in an initramfs, and check
+# schedtop against the kernel's own counters inside each (PASS/FAIL lines,
+# examples/guest_check/). Prints a per-kernel table; exits non-zero if any
+# kernel fails a check.
+#
+#   scripts/kernel-matrix.sh [--refresh] [SUITE...]   the matrix (CI)
+#   scripts/kernel-matrix.sh --numa-snapshot          a 4-node guest (8 vCPUs):
+#       remakes assets/numa-4node-guest.{svg,txt} with `schedtop snapshot`
+#
+# Kernels are cached in /var/cache/schedtop-kernels (SCHEDTOP_KERNEL_CACHE);
+# --refresh looks for newer ones. Guests run under TCG (nested KVM hangs on
+# our VMs): their timings mean nothing, the checks compare counts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh --matrix
+
+suites=()
+mode=matrix
+refresh=
+for a in "$@"; do
+    case "$a" in
+    --numa-snapshot) mode=numa-snapshot ;;
+    --refresh) refresh=--refresh ;;
+    bullseye | bookworm | trixie) suites+=("$a") ;;
+    *) echo "usage: $0 [--refresh] [--numa-snapshot] [bullseye|bookworm|trixie]..." >&2; exit 2 ;;
+    esac
+done
+if [ ${#suites[@]} -eq 0 ]; then
+    if [ $mode = numa-snapshot ]; then suites=(trixie); else suites=(bullseye bookworm trixie); fi
+fi
+# a whole boot with every check takes about a minute under TCG; a hung
+# guest must not hold CI
+boot_timeout=${SCHEDTOP_MATRIX_TIMEOUT:-300}
+
+out=target/matrix
+mkdir -p "$out"
+scripts/build-static.sh --example guest_check >&2
+bin=target/static/x86_64-unknown-linux-gnu/release
+
+# the initramfs: busybox, schedtop, the checker, /init
+root=$out/initramfs
+rm -rf "$root"
+mkdir -p "$root/bin"
+busybox=$(command -v busybox)
+grep -Eq "not a dynamic executable|statically linked" <<<"$(ldd "$busybox" 2>&1 || true)" ||
+    { echo "kernel-matrix: $busybox is not static (install busybox-static)" >&2; exit 1; }
+cp "$busybox" "$root/bin/busybox"
+cp "$bin/schedtop" "$root/schedtop"
+cp "$bin/examples/guest_check" "$root/guest_check"
+cp scripts/matrix/init "$root/init"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd.gz"
+
+# however this script ends, no guest outlives it: kill qemu by its pid file
+# (timeout's own pid is not enough: SIGKILL to timeout orphans its child)
+qemu_pid=
+cleanup() {
+    if [ -n "$qemu_pid" ]; then
+        [ -s "$out/qemu.pid" ] && kill -9 "$(cat "$out/qemu.pid")" 2>/dev/null
+        kill -9 "$qemu_pid" 2>/dev/null
+        wait "$qemu_pid" 2>/dev/null
+    fi
+    rm -f "$out/qemu.pid"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# boot KERNEL LOG NODES CPUS: one guest, its console into LOG
+boot() {
+    local kernel=$1 log=$2 nodes=$3 cpus=$4 numa=() n
+    local per_cpu=$((cpus / nodes)) per_mem=$((2048 / nodes))
+    for ((n = 0; n < nodes; n++)); do
+        numa+=(-object "memory-backend-ram,id=m$n,size=${per_mem}M"
+            -numa "node,nodeid=$n,cpus=$((n * per_cpu))-$(((n + 1) * per_cpu - 1)),memdev=m$n")
+    done
+    # -cpu max crashes 6.12 (text_poke); Skylake-Client boots all three
+    timeout --kill-after=10 "$boot_timeout" \
+        qemu-system-x86_64 -accel tcg,thread=multi -cpu Skylake-Client \
+        -smp "$cpus" -m 2048 "${numa[@]}" -nographic -no-reboot -pidfile "$out/qemu.pid" \
+        -kernel "$kernel" -initrd "$out/initrd.gz" \
+        -append "console=ttyS0 panic=-1 loglevel=3 schedtop.mode=$mode" \
+        </dev/null >"$log" 2>&1 &
+    qemu_pid=$!
+    local rc=0
+    wait "$qemu_pid" || rc=$?
+    qemu_pid=
+    rm -f "$out/qemu.pid"
+    # the serial console ends lines with CR LF
+    sed -i 's/\r$//' "$log"
+    return $rc
+}
+
+if [ $mode = numa-snapshot ]; then
+    kernel=$(scripts/matrix/fetch-kernel.sh "${suites[0]}" $refresh)
+    log=$out/numa-snapshot.log
+    boot "$kernel" "$log" 4 8 || true
+    for fmt in svg txt; do
+        sed -n "/^=== begin numa.$fmt\$/,/^=== end numa.$fmt\$/p" "$log" | sed '1d;$d' |
+            base64 -d >"$out/numa.$fmt" || true
+        [ -s "$out/numa.$fmt" ] ||
+            { echo "kernel-matrix: no numa.$fmt in the guest's console ($log):" >&2; tail -20 "$log" >&2; exit 1; }
+    done
+    grep -q "4 nodes" "$out/numa.txt" ||
+        { echo "kernel-matrix: the snapshot does not show 4 nodes:" >&2; cat "$out/numa.txt" >&2; exit 1; }
+    cp "$out/numa.svg" assets/numa-4node-guest.svg
+    cp "$out/numa.txt" assets/numa-4node-guest.txt
+    grep -m1 "^=== guest:" "$log"
+    cat assets/numa-4node-guest.txt
+    echo "kernel-matrix: wrote assets/numa-4node-guest.svg and .txt"
+    exit 0
+fi
+
+failed=0
+rows=()
+for suite in "${suites[@]}"; do
+    log=$out/$suite.log
+    start=$SECONDS
+    if ! kernel=$(scripts/matrix/fetch-kernel.sh "$suite" $refresh); then
+        rows+=("$suite|-|-|-|-|-|-|FAIL (fetch)")
+        failed=1
+        continue
+    fi
+    rc=0
+    boot "$kernel" "$log" 2 4 || rc=$?
+    secs=$((SECONDS - start))
+    release=$(sed -n 's/.*=== guest: \([^,]*\),.*/\1/p' "$log" | head -1)
+    # the Debian package version says which upstream release it is
+    version=$(cut -d_ -f2 "$(dirname "$kernel")/package" 2>/dev/null || echo "?")
+    echo "----- $suite (${release:-no boot}) -----"
+    sed -n '/^=== begin doctor$/,/^=== end doctor$/p' "$log" | sed '1d;$d'
+    grep -E '^(PASS|FAIL|RESULT) ' "$log" || true
+    source=$(sed -n 's/^[A-Z]* source: source=\([a-z]*\).*/\1/p' "$log" | head -1)
+    pass=$(grep -c '^PASS ' "$log" || true)
+    fail=$(grep -c '^FAIL ' "$log" || true)
+    verdict=ok
+    if ! grep -q '^=== guest_check exit 0$' "$log"; then
+        verdict="FAIL: $(sed -n 's/^FAIL \([^:]*\):.*/\1/p' "$log" | paste -sd, | sed 's/,/, /g')"
+        failed=1
+        if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then verdict="FAIL (timeout ${boot_timeout}s)"; fi
+        grep -q '^=== guest_check exit' "$log" || { echo "guest console (last lines):"; tail -15 "$log"; }
+    fi
+    rows+=("$suite|${release:-?}|$version|${source:-?}|$pass|$fail|$secs|$verdict")
+done
+
+echo
+fmt='%-9s %-27s %-13s %-7s %4s %4s %4s  %s\n'
+printf "$fmt" suite kernel package source pass fail secs result
+for r in "${rows[@]}"; do
+    IFS='|' read -r s k ver src p f t v <<<"$r"
+    printf "$fmt" "$s" "$k" "$ver" "$src" "$p" "$f" "$t" "$v"
+done
+exit $failed

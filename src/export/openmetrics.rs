@@ -1,0 +1,556 @@
+//! The metrics `schedtop serve` exports, built from `Totals`: the system,
+//! each CPU, the top processes by switch rate and (when asked) the top
+//! threads. Names, units and help live here, once (README "Fleet").
+//!
+//! Histograms are the probes' log2 slots: bucket `le` bounds are the slot
+//! upper bounds in seconds (1e-6, 2e-6, 4e-6, … and +Inf for the open
+//! last slot). The probes count observations per slot but do not sum them,
+//! so a histogram's `_sum` is estimated (each observation at 1.5x its
+//! slot's lower bound); the exact totals are the `_seconds_total` counters.
+use prometheus_client::metrics::MetricType;
+
+use super::openmetrics_encode::{encode, label_text, series_of, Family, Labels, Value};
+use super::openmetrics_totals::{Counts, Totals};
+use crate::model::hist::{slot_high_us, slot_low_us, HIST_SLOTS};
+
+/// Which levels to export and how much.
+#[derive(Clone, Debug)]
+pub struct ExportOptions {
+    /// processes exported (the busiest by switch rate); also the cap on
+    /// threads with `per_thread`
+    pub top: usize,
+    pub per_thread: bool,
+    /// sample lines at most; what does not fit is counted, not written
+    pub max_series: usize,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            top: 20,
+            per_thread: false,
+            max_series: 10_000,
+        }
+    }
+}
+
+fn hist_value(h: &[u64; HIST_SLOTS]) -> Value {
+    let buckets = (0..HIST_SLOTS)
+        .map(|slot| {
+            let le = slot_high_us(slot).map_or(f64::INFINITY, |us| us as f64 / 1e6);
+            (le, h[slot])
+        })
+        .collect();
+    let sum = (0..HIST_SLOTS)
+        .map(|slot| {
+            let mid_us = if slot == 0 {
+                0.5
+            } else {
+                slot_low_us(slot) as f64 * 1.5
+            };
+            h[slot] as f64 * mid_us / 1e6
+        })
+        .sum();
+    Value::Histogram { buckets, sum }
+}
+
+/// The seven families one level (system, process, thread) writes.
+struct LevelFamilies {
+    switches: Family,
+    migrations: Family,
+    cross_node: Family,
+    oncpu: Family,
+    wait: Family,
+    latency: Family,
+    slice: Family,
+}
+
+impl LevelFamilies {
+    fn new(names: [&'static str; 7], what: &'static [&'static str; 7]) -> LevelFamilies {
+        let c = |i: usize| Family::new(names[i], what[i], MetricType::Counter);
+        LevelFamilies {
+            switches: c(0),
+            migrations: c(1),
+            cross_node: c(2),
+            oncpu: c(3).in_seconds(),
+            wait: c(4).in_seconds(),
+            latency: Family::new(names[5], what[5], MetricType::Histogram).in_seconds(),
+            slice: Family::new(names[6], what[6], MetricType::Histogram).in_seconds(),
+        }
+    }
+
+    /// Sample lines `c` adds at this level.
+    fn cost(c: &Counts) -> usize {
+        let hist = series_of(&hist_value(&[0; HIST_SLOTS]));
+        2 + 2
+            + usize::from(c.migrations.is_some())
+            + usize::from(c.cross_node_migrations.is_some())
+            + if c.wait_hist.is_some() { hist } else { 0 }
+            + if c.slice_hist.is_some() { hist } else { 0 }
+    }
+
+    fn push(&mut self, labels: &Labels, c: &Counts) {
+        let with = |k: &'static str, v: &str| {
+            let mut l = labels.clone();
+            l.push((k, v.to_string()));
+            l
+        };
+        self.switches.rows.push((
+            with("kind", "voluntary"),
+            Value::Counter(c.voluntary as f64),
+        ));
+        self.switches.rows.push((
+            with("kind", "involuntary"),
+            Value::Counter(c.involuntary as f64),
+        ));
+        if let Some(m) = c.migrations {
+            self.migrations
+                .rows
+                .push((labels.clone(), Value::Counter(m as f64)));
+        }
+        if let Some(m) = c.cross_node_migrations {
+            self.cross_node
+                .rows
+                .push((labels.clone(), Value::Counter(m as f64)));
+        }
+        self.oncpu
+            .rows
+            .push((labels.clone(), Value::Counter(c.oncpu_ns as f64 / 1e9)));
+        self.wait
+            .rows
+            .push((labels.clone(), Value::Counter(c.wait_ns as f64 / 1e9)));
+        if let Some(h) = &c.wait_hist {
+            self.latency.rows.push((labels.clone(), hist_value(h)));
+        }
+        if let Some(h) = &c.slice_hist {
+            self.slice.rows.push((labels.clone(), hist_value(h)));
+        }
+    }
+
+    fn into_vec(self) -> Vec<Family> {
+        vec![
+            self.switches,
+            self.migrations,
+            self.cross_node,
+            self.oncpu,
+            self.wait,
+            self.latency,
+            self.slice,
+        ]
+    }
+}
+
+const SYSTEM_HELP: [&str; 7] = [
+    "Context switches of all threads: voluntary (blocked) or involuntary (preempted), the kernel's nvcsw/nivcsw.",
+    "Migrations of threads between CPUs.",
+    "Migrations of threads between NUMA nodes.",
+    "Time threads spent on a CPU.",
+    "Time threads spent runnable, waiting in a run queue.",
+    "Run-queue latency: wakeup or preemption to running (sum estimated from the buckets).",
+    "On-CPU slice lengths (sum estimated from the buckets).",
+];
+const PROCESS_HELP: [&str; 7] = [
+    "Context switches of a process's threads (exited threads included): voluntary or involuntary.",
+    "Migrations of a process's threads between CPUs.",
+    "Migrations of a process's threads between NUMA nodes.",
+    "Time a process's threads spent on a CPU.",
+    "Time a process's threads spent waiting in a run queue.",
+    "Run-queue latency of a process's threads (sum estimated from the buckets).",
+    "On-CPU slice lengths of a process's threads (sum estimated from the buckets).",
+];
+const THREAD_HELP: [&str; 7] = [
+    "Context switches of one thread: voluntary or involuntary.",
+    "Migrations of one thread between CPUs.",
+    "Migrations of one thread between NUMA nodes.",
+    "Time one thread spent on a CPU.",
+    "Time one thread spent waiting in a run queue.",
+    "Run-queue latency of one thread (sum estimated from the buckets).",
+    "On-CPU slice lengths of one thread (sum estimated from the buckets).",
+];
+
+fn gauge(name: &'static str, help: &'static str, rows: Vec<(Labels, f64)>) -> Family {
+    let mut f = Family::new(name, help, MetricType::Gauge);
+    f.rows = rows
+        .into_iter()
+        .map(|(l, v)| (l, Value::Gauge(v)))
+        .collect();
+    f
+}
+
+fn counter(name: &'static str, help: &'static str, rows: Vec<(Labels, f64)>) -> Family {
+    let mut f = Family::new(name, help, MetricType::Counter);
+    f.rows = rows
+        .into_iter()
+        .map(|(l, v)| (l, Value::Counter(v)))
+        .collect();
+    f
+}
+
+/// The families of one scrape. `rq_since_mono`: the start of the window
+/// the run-queue length gauge averages over (the previous scrape's Sample).
+pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family> {
+    let mut out = Vec::new();
+    let host = &t.host;
+    let mut build = Family::new(
+        "schedtop_build",
+        "schedtop's version, its source of Samples (bpf or procfs) and the kernel.",
+        MetricType::Info,
+    );
+    build.rows.push((
+        vec![
+            ("version", env!("CARGO_PKG_VERSION").to_string()),
+            ("source", host.source.as_str().to_string()),
+            ("kernel", label_text(&host.kernel)),
+        ],
+        Value::Info,
+    ));
+    out.push(build);
+    out.push(counter(
+        "schedtop_samples",
+        "Samples taken by the exporter's sampler.",
+        vec![(vec![], t.samples as f64)],
+    ));
+    out.push(counter(
+        "schedtop_sample_errors",
+        "Attempts to take a Sample that failed.",
+        vec![(vec![], t.sample_errors as f64)],
+    ));
+    out.push(
+        gauge(
+            "schedtop_sample_interval",
+            "The sampler's interval: scrapes read the newest Sample.",
+            vec![(vec![], host.interval_ns as f64 / 1e9)],
+        )
+        .in_seconds(),
+    );
+    if let Some(s) = &t.latest {
+        out.push(
+            gauge(
+                "schedtop_last_sample_timestamp",
+                "When the newest Sample was taken (Unix time).",
+                vec![(vec![], s.time_ns as f64 / 1e9)],
+            )
+            .in_seconds(),
+        );
+        out.push(counter(
+            "schedtop_lost_updates",
+            "Updates the probes could not store (a full map): counts are low by this many events.",
+            vec![(vec![], s.system.losses.total() as f64)],
+        ));
+    }
+
+    let mut system = LevelFamilies::new(
+        [
+            "schedtop_switches",
+            "schedtop_migrations",
+            "schedtop_cross_node_migrations",
+            "schedtop_oncpu",
+            "schedtop_runqueue_wait",
+            "schedtop_runqueue_latency",
+            "schedtop_slice",
+        ],
+        &SYSTEM_HELP,
+    );
+    system.push(&vec![], &t.system);
+    out.extend(system.into_vec());
+
+    if let Some(s) = &t.latest {
+        let node = |cpu: u32| host.topology.node_of(cpu).unwrap_or(0).to_string();
+        let cpu_labels = |cpu: u32| vec![("cpu", cpu.to_string()), ("node", node(cpu))];
+        out.push(counter(
+            "schedtop_cpu_switches",
+            "Context switches on one CPU.",
+            s.cpus
+                .iter()
+                .map(|c| (cpu_labels(c.cpu), c.switches as f64))
+                .collect(),
+        ));
+        out.push(
+            counter(
+                "schedtop_cpu_busy",
+                "Time one CPU ran threads other than its idle task.",
+                s.cpus
+                    .iter()
+                    .map(|c| (cpu_labels(c.cpu), c.busy_ns as f64 / 1e9))
+                    .collect(),
+            )
+            .in_seconds(),
+        );
+        out.push(gauge(
+            "schedtop_cpu_runqueue_length",
+            "Average run-queue length of one CPU since the previous scrape (sampled at 99 Hz; an idle CPU counts as empty).",
+            t.rq_average_since(rq_since_mono)
+                .into_iter()
+                .map(|(cpu, avg)| (cpu_labels(cpu), avg))
+                .collect(),
+        ));
+    }
+    if let Some(p) = &t.pressure {
+        let lines = std::iter::once(("some", p.some)).chain(p.full.map(|f| ("full", f)));
+        let mut stalled = Vec::new();
+        let mut ratio = Vec::new();
+        for (kind, l) in lines {
+            stalled.push((vec![("kind", kind.to_string())], l.total_us as f64 / 1e6));
+            for (window, v) in [("10s", l.avg10), ("60s", l.avg60), ("300s", l.avg300)] {
+                ratio.push((
+                    vec![("kind", kind.to_string()), ("window", window.to_string())],
+                    v / 100.0,
+                ));
+            }
+        }
+        out.push(
+            counter(
+                "schedtop_cpu_pressure_stalled",
+                "CPU pressure (PSI, /proc/pressure/cpu): time some (or all) runnable tasks waited for a CPU.",
+                stalled,
+            )
+            .in_seconds(),
+        );
+        out.push(gauge(
+            "schedtop_cpu_pressure_ratio",
+            "CPU pressure (PSI): share of time stalled, averaged over the window.",
+            ratio,
+        ));
+    }
+
+    let mut used: usize = out.iter().map(Family::series).sum();
+    // two omitted gauges per level follow
+    let budget = o.max_series.saturating_sub(used + 4);
+    used = 0;
+    let mut omitted = Vec::new();
+    let mut omitted_series = Vec::new();
+
+    let mut procs: Vec<_> = t.processes.values().collect();
+    procs.sort_by(|a, b| b.rank_rate.total_cmp(&a.rank_rate).then(a.pid.cmp(&b.pid)));
+    let mut level = LevelFamilies::new(
+        [
+            "schedtop_process_switches",
+            "schedtop_process_migrations",
+            "schedtop_process_cross_node_migrations",
+            "schedtop_process_oncpu",
+            "schedtop_process_runqueue_wait",
+            "schedtop_process_runqueue_latency",
+            "schedtop_process_slice",
+        ],
+        &PROCESS_HELP,
+    );
+    let (mut left, mut left_series) = (0usize, 0usize);
+    for (rank, p) in procs.iter().enumerate() {
+        let cost = LevelFamilies::cost(&p.counts);
+        if rank >= o.top || used + cost > budget {
+            left += 1;
+            left_series += cost;
+            continue;
+        }
+        used += cost;
+        let labels = vec![("pid", p.pid.to_string()), ("comm", label_text(&p.comm))];
+        level.push(&labels, &p.counts);
+    }
+    out.extend(level.into_vec());
+    omitted.push((vec![("level", "process".to_string())], left as f64));
+    omitted_series.push((vec![("level", "process".to_string())], left_series as f64));
+
+    if o.per_thread {
+        let mut level = LevelFamilies::new(
+            [
+                "schedtop_thread_switches",
+                "schedtop_thread_migrations",
+                "schedtop_thread_cross_node_migrations",
+                "schedtop_thread_oncpu",
+                "schedtop_thread_runqueue_wait",
+                "schedtop_thread_runqueue_latency",
+                "schedtop_thread_slice",
+            ],
+            &THREAD_HELP,
+        );
+        let (mut left, mut left_series) = (0usize, 0usize);
+        if let Some(s) = &t.latest {
+            // exited threads are left out: their series end, and a tid the
+            // kernel reused within the interval would repeat a label set
+            let mut order: Vec<usize> = (0..s.threads.len())
+                .filter(|&i| !s.threads[i].exited)
+                .collect();
+            let rate = |i: usize| t.thread_rates.get(i).copied().unwrap_or(0.0);
+            order.sort_by(|&a, &b| rate(b).total_cmp(&rate(a)).then(a.cmp(&b)));
+            for (rank, &i) in order.iter().enumerate() {
+                let th = &s.threads[i];
+                let c = Counts::of_thread(th);
+                let cost = LevelFamilies::cost(&c);
+                if rank >= o.top || used + cost > budget {
+                    left += 1;
+                    left_series += cost;
+                    continue;
+                }
+                used += cost;
+                let labels = vec![
+                    ("pid", th.pid.to_string()),
+                    ("tid", th.tid.to_string()),
+                    ("comm", label_text(&th.comm)),
+                ];
+                level.push(&labels, &c);
+            }
+        }
+        out.extend(level.into_vec());
+        omitted.push((vec![("level", "thread".to_string())], left as f64));
+        omitted_series.push((vec![("level", "thread".to_string())], left_series as f64));
+    }
+    out.push(gauge(
+        "schedtop_omitted",
+        "Processes (threads) not exported at the last scrape: beyond --top or over --max-series.",
+        omitted,
+    ));
+    out.push(gauge(
+        "schedtop_omitted_series",
+        "Sample lines those processes (threads) would have added.",
+        omitted_series,
+    ));
+    out
+}
+
+/// One scrape's OpenMetrics text.
+pub fn render(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> String {
+    encode(families(t, o, rq_since_mono))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Log2Hist, Sample, ThreadSample};
+
+    fn thread(tid: u32, pid: u32, vol: u64) -> ThreadSample {
+        ThreadSample {
+            tid,
+            pid,
+            comm: format!("w{tid}"),
+            process_comm: format!("proc{pid}"),
+            start_time_ns: 1,
+            voluntary: vol,
+            involuntary: 1,
+            oncpu_ns: 2_500_000_000,
+            wait_ns: 500_000_000,
+            migrations: Some(4),
+            cross_node_migrations: Some(1),
+            wait_hist: Some(Log2Hist::from_counts([1, 0, 3])),
+            slice_hist: Some(Log2Hist::from_counts([0, 2])),
+            ..Default::default()
+        }
+    }
+
+    fn totals(procs: u32) -> Totals {
+        let mut t = Totals::new(crate::record::testdata::synthetic_host(&Default::default()));
+        let s = |mono_s: u64, k: u64| Sample {
+            mono_ns: mono_s * 1_000_000_000,
+            time_ns: mono_s * 1_000_000_000,
+            threads: (1..=procs).map(|p| thread(p, p, k * p as u64)).collect(),
+            ..Default::default()
+        };
+        t.update(s(1, 1));
+        t.update(s(2, 2));
+        t
+    }
+
+    #[test]
+    fn histogram_buckets_are_log2_slots_in_seconds() {
+        let om = render(&totals(1), &ExportOptions::default(), 0);
+        assert!(
+            om.contains("schedtop_runqueue_latency_seconds_bucket{le=\"0.000001\"} 1\n"),
+            "{om}"
+        );
+        assert!(om.contains("schedtop_runqueue_latency_seconds_bucket{le=\"0.000002\"} 1\n"));
+        assert!(om.contains("schedtop_runqueue_latency_seconds_bucket{le=\"0.000004\"} 4\n"));
+        assert!(om.contains("schedtop_runqueue_latency_seconds_bucket{le=\"+Inf\"} 4\n"));
+        // 1 at 0.5 us + 3 at 3 us
+        assert!(
+            om.contains("schedtop_runqueue_latency_seconds_sum 0.0000095\n"),
+            "{om}"
+        );
+        assert!(om.contains(
+            "schedtop_process_switches_total{pid=\"1\",comm=\"proc1\",kind=\"voluntary\"} 2.0\n"
+        ));
+        assert!(om.contains("schedtop_process_oncpu_seconds_total{pid=\"1\",comm=\"proc1\"} 2.5\n"));
+        assert!(
+            !om.contains("schedtop_thread_"),
+            "threads only with --per-thread"
+        );
+    }
+
+    #[test]
+    fn top_and_max_series_bound_the_answer_and_count_the_rest() {
+        let t = totals(50);
+        let o = ExportOptions {
+            top: 10,
+            per_thread: true,
+            max_series: 100_000,
+        };
+        let f = families(&t, &o, 0);
+        let om = encode(f.clone());
+        // the busiest (highest pid: most switches) come first
+        assert!(om.contains("schedtop_process_switches_total{pid=\"50\""));
+        assert!(!om.contains("schedtop_process_switches_total{pid=\"40\""));
+        assert!(
+            om.contains("schedtop_omitted{level=\"process\"} 40"),
+            "{om}"
+        );
+        assert!(om.contains("schedtop_omitted{level=\"thread\"} 40"), "{om}");
+        let per_proc = LevelFamilies::cost(&t.processes[&1].counts);
+        assert_eq!(per_proc, 2 + 2 + 2 + 2 * (HIST_SLOTS + 2));
+        assert!(om.contains(&format!(
+            "schedtop_omitted_series{{level=\"process\"}} {}",
+            40 * per_proc
+        )));
+
+        for max in [0, 50, 500, 1000] {
+            let o = ExportOptions {
+                top: 50,
+                per_thread: true,
+                max_series: max,
+            };
+            let f = families(&t, &o, 0);
+            let n: usize = f.iter().map(Family::series).sum();
+            let fixed: usize = families(
+                &t,
+                &ExportOptions {
+                    top: 0,
+                    ..o.clone()
+                },
+                0,
+            )
+            .iter()
+            .map(Family::series)
+            .sum();
+            assert!(n <= max.max(fixed), "max {max}: {n} series");
+        }
+    }
+
+    #[test]
+    fn a_tid_reused_within_an_interval_is_exported_once() {
+        let mut t = Totals::new(crate::record::testdata::synthetic_host(&Default::default()));
+        let mut gone = thread(7, 7, 5);
+        gone.exited = true;
+        let mut reborn = thread(7, 7, 1);
+        reborn.start_time_ns = 99;
+        t.update(Sample {
+            mono_ns: 1,
+            threads: vec![gone, reborn],
+            ..Default::default()
+        });
+        let om = render(
+            &t,
+            &ExportOptions {
+                per_thread: true,
+                ..Default::default()
+            },
+            0,
+        );
+        let n = om
+            .lines()
+            .filter(|l| l.starts_with("schedtop_thread_switches_total{pid=\"7\",tid=\"7\""))
+            .count();
+        assert_eq!(
+            n, 2,
+            "voluntary and involuntary of the live thread only:\n{om}"
+        );
+        // the process keeps both threads' counts
+        assert_eq!(t.processes[&7].counts.voluntary, 6);
+    }
+}

@@ -1,0 +1,83 @@
+//! A directory of recordings (`record --dir`) in the replay view: `t`/`T`
+//! step across file boundaries, `j` jumps into another file, and the first
+//! Sample of a file has rates (from the last Sample of the file before).
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+
+use schedtop::record::dir::DirSource;
+use schedtop::record::testdata::{synthetic_host, synthetic_samples, SynthOptions};
+use schedtop::record::{WriteOptions, Writer};
+use schedtop::ui::replay::{self, Replay};
+use schedtop::ui::Session;
+use schedtop::util::clock::rfc3339;
+
+fn key(app: &mut Session, code: KeyCode) {
+    let mods = match code {
+        KeyCode::Char(c) if c.is_ascii_uppercase() => KeyModifiers::SHIFT,
+        _ => KeyModifiers::NONE,
+    };
+    if let Some(a) = schedtop::ui::keys::map_event(&Event::Key(KeyEvent::new(code, mods)), app) {
+        app.apply(a);
+    }
+}
+
+#[test]
+fn steps_and_jumps_cross_file_boundaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = SynthOptions {
+        threads: 5,
+        samples: 9,
+        ..Default::default()
+    };
+    let all = synthetic_samples(&o);
+    for (k, part) in all.chunks(3).enumerate() {
+        let path = dir.path().join(format!("part{k}.schedtop"));
+        let mut w = Writer::open(&path, &synthetic_host(&o), WriteOptions::default()).unwrap();
+        for s in part {
+            w.write_sample(s).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    let src = DirSource::open(dir.path()).unwrap();
+    let rec = Replay::from_source(Box::new(src), "dir".into()).unwrap();
+    let mut app = replay::app(rec, 1, false);
+    app.apply(schedtop::ui::action::Action::Resize(120, 40));
+    let index = |app: &Session| app.replay.as_ref().unwrap().index.unwrap();
+    // t from the last Sample of file 0 to the first of file 1
+    key(&mut app, KeyCode::Char('t'));
+    key(&mut app, KeyCode::Char('t'));
+    assert_eq!(index(&app), 3);
+    assert_eq!(app.current(), Some(&all[3]));
+    // rates at the boundary: some thread switched in that interval
+    // rates at the boundary come from the pair (Sample 2, Sample 3)
+    let dt = (all[3].mono_ns - all[2].mono_ns) as f64 / 1e9;
+    let mut checked = 0;
+    for t in &all[3].threads {
+        let Some(p) = all[2]
+            .threads
+            .iter()
+            .find(|p| p.tid == t.tid && p.start_time_ns == t.start_time_ns)
+        else {
+            continue;
+        };
+        let want = (t.voluntary - p.voluntary) as f64 / dt;
+        let row = app.rows.iter().find(|r| r.id == t.tid);
+        if let Some(r) = row {
+            let got = r.vcsw_s.expect("a rate across the file boundary");
+            assert!((got - want).abs() < 1e-6, "tid {}: {got} vs {want}", t.tid);
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no thread to check");
+    // T back into file 0
+    key(&mut app, KeyCode::Char('T'));
+    assert_eq!(index(&app), 2);
+    assert_eq!(app.current(), Some(&all[2]));
+    // j to a moment inside file 2
+    key(&mut app, KeyCode::Char('j'));
+    for c in rfc3339(all[7].time_ns).chars() {
+        key(&mut app, KeyCode::Char(c));
+    }
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(index(&app), 7);
+    assert_eq!(app.current(), Some(&all[7]));
+}
