@@ -64,6 +64,7 @@ fn hints(app: &AppState) -> Vec<(&'static str, &'static str, u8)> {
         ),
         ("c", "CPUs", 9),
         ("n", "NUMA", 9),
+        ("g", "Cgroups", 9),
         ("Enter", "Detail", 5),
         ("F", "Follow", 8),
         ("T", "Rewind", 7),
