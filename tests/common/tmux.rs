@@ -6,18 +6,15 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_schedtop");
 
-/// tmux present? If not: skip (false), or fail when CI requires everything
-/// (SCHEDTOP_REQUIRE_ALL=1).
+/// tmux present? If not: a visible skip (false), or a failure when CI
+/// requires everything (SCHEDTOP_REQUIRE_ALL=1).
 pub fn have_tmux() -> bool {
     let ok = Command::new("tmux")
         .arg("-V")
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        if std::env::var("SCHEDTOP_REQUIRE_ALL").as_deref() == Ok("1") {
-            panic!("tmux is not installed and SCHEDTOP_REQUIRE_ALL=1");
-        }
-        eprintln!("skipping: tmux is not installed (SCHEDTOP_REQUIRE_ALL=1 makes this fail)");
+        super::skip::skip("tmux is not installed");
     }
     ok
 }
@@ -108,10 +105,16 @@ impl Tmux {
 
     /// Wait until `pred(screen)` holds; panics with the last screen if not.
     pub fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
+        self.wait_until(what, secs, |_, s| pred(s))
+    }
+
+    /// Like `wait_for`, for conditions that also ask tmux about the pane
+    /// (alternate screen, cursor).
+    pub fn wait_until(&self, what: &str, secs: u64, pred: impl Fn(&Tmux, &str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             let s = self.screen();
-            if pred(&s) {
+            if pred(self, &s) {
                 return s;
             }
             if Instant::now() > deadline {
