@@ -11,36 +11,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use ratatui::crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers};
 
 use super::terminal;
-
-static SUSPEND: AtomicBool = AtomicBool::new(false);
-static CONTINUED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_tstp(_: libc::c_int) {
-    // only an atomic store: async-signal-safe
-    SUSPEND.store(true, Ordering::SeqCst);
-}
-
-extern "C" fn on_cont(_: libc::c_int) {
-    CONTINUED.store(true, Ordering::SeqCst);
-}
-
-fn handle(sig: libc::c_int, f: extern "C" fn(libc::c_int)) {
-    // SAFETY: a zeroed sigaction with a handler that only stores to an
-    // atomic; sigemptyset initialises the mask.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = f as *const () as libc::sighandler_t;
-        sa.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(sig, &sa, std::ptr::null_mut());
-    }
-}
+use crate::util::signals;
 
 /// Catch SIGTSTP (to restore the terminal before stopping) and SIGCONT
 /// (to redraw after any stop).
+/// Ctrl-Z read as a key (raw mode turns off the terminal's own SIGTSTP).
+static CTRL_Z: AtomicBool = AtomicBool::new(false);
+
 pub fn catch() {
-    handle(libc::SIGTSTP, on_tstp);
-    handle(libc::SIGCONT, on_cont);
+    signals::catch(&[libc::SIGTSTP, libc::SIGCONT], true);
 }
 
 /// Whether `ev` is Ctrl-Z; if so, a suspend is due.
@@ -50,7 +29,7 @@ pub fn note_key(ev: &Event) -> bool {
             && k.modifiers.contains(KeyModifiers::CONTROL)
             && matches!(k.code, KeyCode::Char('z') | KeyCode::Char('Z')));
     if ctrl_z {
-        SUSPEND.store(true, Ordering::SeqCst);
+        CTRL_Z.store(true, Ordering::SeqCst);
     }
     ctrl_z
 }
@@ -59,7 +38,7 @@ pub fn note_key(ev: &Event) -> bool {
 /// terminal back. True when the screen must be redrawn from scratch (after
 /// a suspend, or after a SIGSTOP someone else sent).
 pub fn service() -> io::Result<bool> {
-    if SUSPEND.swap(false, Ordering::SeqCst) {
+    if CTRL_Z.swap(false, Ordering::SeqCst) | signals::take(libc::SIGTSTP) {
         terminal::restore();
         // SAFETY: the default action for SIGTSTP stops the process; our
         // handler is put back once it runs again.
@@ -68,10 +47,10 @@ pub fn service() -> io::Result<bool> {
             libc::raise(libc::SIGTSTP);
         }
         // here after SIGCONT
-        handle(libc::SIGTSTP, on_tstp);
+        signals::catch(&[libc::SIGTSTP], true);
         terminal::reenter()?;
-        CONTINUED.store(false, Ordering::SeqCst);
+        signals::take(libc::SIGCONT);
         return Ok(true);
     }
-    Ok(CONTINUED.swap(false, Ordering::SeqCst))
+    Ok(signals::take(libc::SIGCONT))
 }

@@ -2,8 +2,10 @@
 //! guard drops (normal exit, error), in the panic hook, and after SIGTERM,
 //! SIGHUP, SIGINT or SIGQUIT (an SSH drop must not leave a broken terminal).
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
+
+use crate::util::signals;
 
 use ratatui::crossterm::cursor::{Hide, Show};
 use ratatui::crossterm::execute;
@@ -13,8 +15,6 @@ use ratatui::crossterm::terminal::{
 
 /// The terminal is in raw mode / on the alternate screen.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
-/// The last terminating signal received (0: none).
-static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
 const SIGNALS: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT];
 
@@ -77,41 +77,16 @@ fn install_panic_hook() {
     });
 }
 
-extern "C" fn on_signal(sig: libc::c_int) {
-    // only an atomic store: async-signal-safe
-    SIGNAL.store(sig, Ordering::SeqCst);
-}
-
 /// Note SIGTERM, SIGHUP, SIGINT and SIGQUIT instead of dying at once, so the
 /// event loop can restore the terminal first (then `die_by` re-raises).
+/// No SA_RESTART: the signal must interrupt a blocking terminal read.
 pub fn catch_signals() {
-    for sig in SIGNALS {
-        // SAFETY: a zeroed sigaction with a handler that only stores to an
-        // atomic; sigemptyset initialises the mask.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as libc::sighandler_t;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
-    }
+    signals::catch(&SIGNALS, false);
 }
 
 /// The signal that asked us to stop, if one did.
 pub fn pending_signal() -> Option<i32> {
-    match SIGNAL.load(Ordering::SeqCst) {
-        0 => None,
-        s => Some(s),
-    }
+    signals::last_of(&SIGNALS)
 }
 
-/// End the process the way the signal would have (exit status 128+sig),
-/// now that the terminal is restored.
-pub fn die_by(sig: i32) -> ! {
-    // SAFETY: restoring the default action and raising a signal we caught.
-    unsafe {
-        libc::signal(sig, libc::SIG_DFL);
-        libc::raise(sig);
-    }
-    std::process::exit(128 + sig)
-}
+pub use crate::util::signals::die_by;
