@@ -19,6 +19,7 @@ use crate::export::json::rfc3339;
 use crate::export::screenshot::{self, visible, Format};
 use crate::record::timeexpr::{parse_duration, parse_time, TimeExpr};
 use crate::ui::action::Action;
+use crate::ui::layout;
 use crate::ui::{render_to_buffer, AppState, Mode, View};
 
 /// The views `--view` names.
@@ -225,31 +226,31 @@ pub fn state(
     plan: &Plan,
 ) -> Result<AppState> {
     let mut app = AppState::new(host, mode);
-    app.apply(Action::Resize(plan.size.0, plan.size.1));
+    layout::apply(&mut app, Action::Resize(plan.size.0, plan.size.1));
     for s in samples {
         app.push_sample(s);
     }
     let (view, detail) = ui_view(plan.view);
     if view == View::Processes {
-        app.apply(Action::ToggleProcesses);
+        layout::apply(&mut app, Action::ToggleProcesses);
     }
     if let Some(sel) = &plan.select {
         select(&mut app, sel)?;
     }
     match view {
         View::Cpus => {
-            app.apply(Action::ShowCpus);
+            layout::apply(&mut app, Action::ShowCpus);
         }
         View::Numa => {
-            app.apply(Action::ShowNuma);
+            layout::apply(&mut app, Action::ShowNuma);
         }
         View::Cgroups => {
-            app.apply(Action::ShowCgroups);
+            layout::apply(&mut app, Action::ShowCgroups);
         }
         View::Threads | View::Processes => {}
     }
     if detail && !app.detail {
-        app.apply(Action::ToggleDetail);
+        layout::apply(&mut app, Action::ToggleDetail);
     }
     Ok(app)
 }
@@ -276,9 +277,9 @@ fn select(app: &mut AppState, what: &str) -> Result<()> {
                 .flatten()
         })
         .ok_or_else(|| anyhow!("--select {:?}: no such row on the screen", visible(what)))?;
-    app.apply(Action::Home);
+    layout::apply(app, Action::Home);
     for _ in 0..i {
-        app.apply(Action::Down);
+        layout::apply(app, Action::Down);
     }
     Ok(())
 }

@@ -189,4 +189,12 @@ fn app_state_does_no_io() {
     ] {
         assert!(!code.contains(word), "ui/app.rs mentions {word}");
     }
+    // the renderer reads the state, never the other way round: the page
+    // size comes in through layout::apply / layout::refresh
+    for word in ["layout::", "render::", "views::", "ratatui::"] {
+        assert!(
+            !code.contains(word),
+            "ui/app.rs depends on the renderer ({word})"
+        );
+    }
 }

@@ -28,7 +28,7 @@ fn at() -> SystemTime {
 fn press(app: &mut AppState, c: char) -> Effect {
     let k = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
     match keys::map_event(&Event::Key(k), app) {
-        Some(a) => app.apply(a),
+        Some(a) => schedtop::ui::layout::apply(app, a),
         None => Effect::None,
     }
 }

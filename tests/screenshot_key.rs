@@ -22,7 +22,7 @@ fn at() -> SystemTime {
 fn press(app: &mut AppState, c: char) -> Effect {
     let k = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
     match keys::map_event(&Event::Key(k), app) {
-        Some(a) => app.apply(a),
+        Some(a) => schedtop::ui::layout::apply(app, a),
         None => Effect::None,
     }
 }
@@ -102,7 +102,7 @@ fn s_saves_the_screen_and_says_where() {
     assert_eq!(txt2, txt);
 
     // any other key clears the message; a resize does not
-    app.apply(Action::Resize(90, 30));
+    schedtop::ui::layout::apply(&mut app, Action::Resize(90, 30));
     assert!(app.status.is_some());
     press(&mut app, 'I');
     assert!(app.status.is_none());
@@ -113,7 +113,7 @@ fn the_screen_is_saved_at_the_terminal_size_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = ScreenshotConfig::new(&Format::ALL, dir.path()).unwrap();
     let mut app = fixtures::app(SourceKind::Bpf, 100, 30);
-    app.apply(Action::Resize(61, 17));
+    schedtop::ui::layout::apply(&mut app, Action::Resize(61, 17));
     press(&mut app, 'c'); // the CPU view
     let saved = press_s(&mut app, &cfg, at());
     let exts: Vec<String> = saved

@@ -124,7 +124,7 @@ fn nice_reaches_the_column_json_csv_and_the_recording() {
 
     // the table's NI column on a wide screen
     let mut app = AppState::new(host.clone(), Mode::Live);
-    app.apply(Action::Resize(200, 40));
+    schedtop::ui::layout::apply(&mut app, Action::Resize(200, 40));
     app.push_sample(a.clone());
     app.push_sample(b.clone());
     let text = buffer_text(&render_to_buffer(&app, 200, 40));

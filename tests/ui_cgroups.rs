@@ -14,7 +14,7 @@ fn screen(app: &AppState, w: u16, h: u16) -> String {
 
 fn cgroups_app(w: u16, h: u16) -> AppState {
     let mut app = fixtures::app(SourceKind::Bpf, w, h);
-    app.apply(Action::ShowCgroups);
+    schedtop::ui::layout::apply(&mut app, Action::ShowCgroups);
     assert_eq!(app.view, View::Cgroups);
     app
 }
@@ -44,9 +44,9 @@ fn enter_opens_the_detail_with_histograms_sparkline_and_threads() {
         .as_deref()
         .is_some_and(|p| !p.contains("cri-containerd"))
     {
-        app.apply(Action::Down);
+        schedtop::ui::layout::apply(&mut app, Action::Down);
     }
-    app.apply(Action::ToggleDetail);
+    schedtop::ui::layout::apply(&mut app, Action::ToggleDetail);
     let s = screen(&app, 200, 50);
     insta::assert_snapshot!("cgroups_detail_200x50", s);
     assert!(s.contains("run-queue wait") && s.contains("throttled ms/s"));
@@ -60,22 +60,22 @@ fn fold_sort_and_filter() {
     let n = |app: &AppState| app.cgroups.rows(&app.derived.cgroups, &app.filter).len();
     assert_eq!(n(&app), 10);
     // fold the root: only it remains
-    app.apply(Action::Home);
-    app.apply(Action::CgroupFold(true));
+    schedtop::ui::layout::apply(&mut app, Action::Home);
+    schedtop::ui::layout::apply(&mut app, Action::CgroupFold(true));
     assert_eq!(n(&app), 1);
-    app.apply(Action::CgroupFold(false));
+    schedtop::ui::layout::apply(&mut app, Action::CgroupFold(false));
     assert_eq!(n(&app), 10);
     // sort by throttled ms/s: the container's branch first under the root
     while app.cgroups.sort != schedtop::ui::cgroup_tree::CgSort::ThrottledMs {
-        app.apply(Action::SortNext);
+        schedtop::ui::layout::apply(&mut app, Action::SortNext);
     }
     let rows = app.cgroups.rows(&app.derived.cgroups, &app.filter);
     assert_eq!(app.derived.cgroups[rows[1]].path, "/kubepods.slice");
     // the filter matches short names and keeps the ancestors
     for c in "postgresql".chars() {
-        app.apply(Action::FilterStart);
-        app.apply(Action::FilterChar(c));
-        app.apply(Action::FilterDone);
+        schedtop::ui::layout::apply(&mut app, Action::FilterStart);
+        schedtop::ui::layout::apply(&mut app, Action::FilterChar(c));
+        schedtop::ui::layout::apply(&mut app, Action::FilterDone);
     }
     app.cgroups.refresh(&app.derived.cgroups, &app.filter);
     let rows = app.cgroups.rows(&app.derived.cgroups, &app.filter);
@@ -88,6 +88,6 @@ fn fold_sort_and_filter() {
         ["/", "/system.slice", "/system.slice/postgresql.service"]
     );
     // Esc goes back to the table
-    app.apply(Action::Escape);
+    schedtop::ui::layout::apply(&mut app, Action::Escape);
     assert!(app.view.is_table());
 }

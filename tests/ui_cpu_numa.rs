@@ -41,7 +41,7 @@ fn topology(nodes: u32, per_node: u32) -> Topology {
 fn app(nodes: u32, per_node: u32, w: u16, h: u16, actions: &[Action]) -> AppState {
     let mut app = fixtures::numa_app(topology(nodes, per_node), w, h);
     for &a in actions {
-        app.apply(a);
+        schedtop::ui::layout::apply(&mut app, a);
     }
     app
 }
@@ -145,7 +145,7 @@ fn cpu_summaries_match_the_fixture() {
     // the list scrolls below the grid
     assert!(s.contains("list lines 1-"));
     let mut app = app;
-    app.apply(Action::End);
+    schedtop::ui::layout::apply(&mut app, Action::End);
     let s = screen(&app, 200, 50);
     assert!(s.contains("  127  120 "), "End shows the last CPU:\n{s}");
 }
@@ -390,15 +390,15 @@ fn history_is_bounded_per_cpu_not_samples() {
 #[test]
 fn procfs_and_no_samples_say_why() {
     let mut app = fixtures::app(SourceKind::Procfs, 80, 24);
-    app.apply(Action::ShowNuma);
+    schedtop::ui::layout::apply(&mut app, Action::ShowNuma);
     assert!(screen(&app, 80, 24).contains("no migrations: /proc has no CPU-to-CPU counts"));
-    app.apply(Action::ShowCpus);
+    schedtop::ui::layout::apply(&mut app, Action::ShowCpus);
     let s = screen(&app, 80, 24);
     // no run-queue sampler: dashes; busy and switches still known
     let l0 = s.lines().find(|l| l.starts_with("    0    0 ")).unwrap();
     assert!(l0.contains("  -      -      - "), "{l0}");
     let mut empty = AppState::new(fixtures::numa_host(topology(2, 4)), Mode::Live);
-    empty.apply(Action::ShowCpus);
+    schedtop::ui::layout::apply(&mut empty, Action::ShowCpus);
     assert!(screen(&empty, 80, 24).contains("waiting for a second Sample"));
 }
 
@@ -418,7 +418,7 @@ fn no_size_panics_in_the_new_views() {
     }
     states.push(selected_wanderer(80, 24, &[Action::ShowNuma]));
     let mut empty = AppState::new(fixtures::numa_host(topology(4, 8)), Mode::Live);
-    empty.apply(Action::ShowNuma);
+    schedtop::ui::layout::apply(&mut empty, Action::ShowNuma);
     states.push(empty);
     // every size up to 20x12, the smallest drawn ones (40x8 is the
     // minimum), then a coarse grid
@@ -464,7 +464,7 @@ fn with_ring(w: u16, h: u16, rate: impl Fn(u32) -> u64) -> AppState {
         }
     }
     let mut app = fixtures::app_with(fixtures::numa_host(t), samples, w, h);
-    app.apply(Action::ShowNuma);
+    schedtop::ui::layout::apply(&mut app, Action::ShowNuma);
     app
 }
 
@@ -493,7 +493,7 @@ fn only_the_top_flows_are_arrows_and_big_ones_are_red() {
     assert!(!body.contains("21") && !body.contains("23"), "{s}");
     // the matrix (m) still has all of them
     let mut m = app.clone();
-    m.apply(Action::ToggleMatrix);
+    schedtop::ui::layout::apply(&mut m, Action::ToggleMatrix);
     let ms = screen(&m, 80, 24);
     let row0: Vec<&str> = ms
         .lines()

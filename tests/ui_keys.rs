@@ -24,7 +24,7 @@ fn key(app: &mut AppState, code: KeyCode) -> Effect {
 
 fn press(app: &mut AppState, k: KeyEvent) -> Effect {
     match keys::map_event(&Event::Key(k), app) {
-        Some(a) => app.apply(a),
+        Some(a) => schedtop::ui::layout::apply(app, a),
         None => Effect::None,
     }
 }
@@ -101,7 +101,7 @@ fn sort_column_moves_and_inverts() {
     sorted.sort_by_key(|s| s.to_lowercase());
     assert_eq!(names, sorted);
     // at 80 columns PID is not shown, so it is not a sort choice
-    app.apply(Action::Resize(80, 24));
+    schedtop::ui::layout::apply(&mut app, Action::Resize(80, 24));
     key(&mut app, KeyCode::Char('<'));
     assert_eq!(app.sort, Column::TID);
     key(&mut app, KeyCode::Char('<'));
@@ -338,11 +338,11 @@ fn resize_keeps_selection_visible() {
         keys::map_event(&Event::Resize(80, 10), &app),
         Some(Action::Resize(80, 10))
     );
-    app.apply(Action::Resize(80, 10));
+    schedtop::ui::layout::apply(&mut app, Action::Resize(80, 10));
     let page = app.page();
     assert!(app.offset <= sel && sel < app.offset + page.max(1));
-    app.apply(Action::Resize(1, 1));
-    app.apply(Action::Down);
+    schedtop::ui::layout::apply(&mut app, Action::Resize(1, 1));
+    schedtop::ui::layout::apply(&mut app, Action::Down);
     assert_eq!(app.selected, sel);
 }
 

@@ -253,7 +253,7 @@ fn a_bad_jump_says_so_and_changes_nothing() {
 fn live_rows(path: &Path, upto: usize, w: u16, h: u16) -> AppState {
     let mut r = Reader::open(path).unwrap();
     let mut app = AppState::new(r.host_of(upto).clone(), Mode::Live);
-    app.apply(schedtop::ui::action::Action::Resize(w, h));
+    schedtop::ui::layout::apply(&mut app, schedtop::ui::action::Action::Resize(w, h));
     let mut from = upto;
     while let Some(p) = r.prev_of(from) {
         from = p;

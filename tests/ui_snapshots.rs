@@ -16,7 +16,7 @@ fn screen(app: &AppState, w: u16, h: u16) -> String {
 
 fn apply(mut app: AppState, actions: &[Action]) -> AppState {
     for &a in actions {
-        app.apply(a);
+        schedtop::ui::layout::apply(&mut app, a);
     }
     app
 }
@@ -184,12 +184,12 @@ fn hostile_names_are_escaped() {
             w,
             h,
         );
-        app.apply(Action::FilterStart);
+        schedtop::ui::layout::apply(&mut app, Action::FilterStart);
         for c in "6666".chars() {
-            app.apply(Action::FilterChar(c));
+            schedtop::ui::layout::apply(&mut app, Action::FilterChar(c));
         }
-        app.apply(Action::FilterDone);
-        app.apply(Action::ToggleDetail);
+        schedtop::ui::layout::apply(&mut app, Action::FilterDone);
+        schedtop::ui::layout::apply(&mut app, Action::ToggleDetail);
         app
     };
     for (w, h) in SIZES {

@@ -4,7 +4,6 @@
 //! no I/O and holds no reader or writer: a replay's recording and the `R`
 //! recording belong to the `Session` (session.rs).
 use std::collections::VecDeque;
-use std::path::PathBuf;
 
 use crate::model::fasthash::{IdMap, IdSet};
 
@@ -12,75 +11,13 @@ use crate::model::{HostInfo, Log2Hist, Sample};
 
 use super::action::{Action, Effect};
 use super::columns::{self, Column};
-use super::layout;
 use super::status::Status;
 use crate::model::cpus::{self, CpuHistory, CpuView};
 use crate::model::interval::{self as rows, Derived, Row, RowKey, SystemRates};
 
-/// What the body shows: a table (threads, processes) or the CPU (`c`) or
-/// NUMA (`n`) view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum View {
-    Threads,
-    Processes,
-    Cpus,
-    Numa,
-    Cgroups,
-}
-
-impl View {
-    /// Threads or processes (the views with rows, sort and selection).
-    pub fn is_table(self) -> bool {
-        matches!(self, View::Threads | View::Processes)
-    }
-}
-
-/// Where the Samples come from, as the header says it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// this machine, now (BPF or procfs: see `HostInfo::source`)
-    Live,
-    /// a recording
-    Replay,
-}
-
-/// The detail pane's histograms: the last interval or everything since the
-/// first Sample.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HistScope {
-    Interval,
-    SinceStart,
-}
-
-/// What the header shows of a recording in progress (`R`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RecordingInfo {
-    pub path: PathBuf,
-    /// bytes in the file
-    pub size: u64,
-    pub samples: u64,
-}
-
-/// Full Samples kept (rates need the last two; the rest is slack for
-/// later views). Sparklines keep their own compact series.
-pub const HISTORY_CAP: usize = 2;
-/// Points of switch-rate history kept per row.
-pub const SERIES_CAP: usize = 300;
-/// Samples held back while paused; older ones are dropped (cumulative
-/// counters: that costs only sparkline points).
-pub const PENDING_CAP: usize = 4;
-/// Steps of `+` / `-`, ns.
-pub const INTERVAL_STEPS: &[u64] = &[
-    100_000_000,
-    250_000_000,
-    500_000_000,
-    1_000_000_000,
-    2_000_000_000,
-    5_000_000_000,
-    10_000_000_000,
-    30_000_000_000,
-    60_000_000_000,
-];
+pub use super::state_types::{
+    HistScope, Mode, RecordingInfo, View, HISTORY_CAP, INTERVAL_STEPS, PENDING_CAP, SERIES_CAP,
+};
 
 /// The UI's state. Fields are public to read (render, tests); change them
 /// through `apply` and `push_sample` so the derived rows stay in step.
@@ -117,6 +54,9 @@ pub struct AppState {
     pub follow: bool,
     /// first visible table row
     pub offset: usize,
+    /// data rows the table shows at the current size and layout; kept by
+    /// `layout::apply` (the state does not lay out the screen itself)
+    pub table_rows: usize,
     pub detail: bool,
     pub hist_scope: HistScope,
     pub help: bool,
@@ -168,6 +108,7 @@ impl AppState {
             selected_key: None,
             follow: false,
             offset: 0,
+            table_rows: 1,
             detail: false,
             hist_scope: HistScope::Interval,
             help: false,
@@ -335,7 +276,16 @@ impl AppState {
 
     /// Table rows visible at the current size.
     pub fn page(&self) -> usize {
-        layout::table_rows(self)
+        self.table_rows
+    }
+
+    /// The table's height changed (resize, detail pane, header wrap): keep
+    /// the selection in view.
+    pub fn set_table_rows(&mut self, rows: usize) {
+        if rows != self.table_rows {
+            self.table_rows = rows;
+            self.select(self.selected);
+        }
     }
 
     fn refresh_detail(&mut self) {
@@ -446,8 +396,9 @@ impl AppState {
         Some((r, nodes))
     }
 
-    /// Apply one user action; the Effect tells the event loop what else to do.
-    pub fn apply(&mut self, a: Action) -> Effect {
+    /// Apply one user action; the Effect tells the event loop what else to
+    /// do. Callers go through `layout::apply`, which keeps the page size.
+    pub(crate) fn apply(&mut self, a: Action) -> Effect {
         if !matches!(a, Action::Resize(..)) {
             // a message stays until the next key
             self.status = None;

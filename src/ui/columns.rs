@@ -3,8 +3,8 @@
 //! text (formatted by unit) and sort keys.
 use std::cmp::Ordering;
 
-use super::app::View;
 use super::format;
+use super::state_types::View;
 use crate::model::interval::Row;
 use crate::model::metrics::{self, Metric, Unit, Value, METRICS};
 

@@ -366,10 +366,11 @@ pub fn hostile_samples() -> Vec<Sample> {
 /// An app that has seen `samples` at `width` x `height`.
 pub fn app_with(host: HostInfo, samples: Vec<Sample>, width: u16, height: u16) -> AppState {
     let mut app = AppState::new(host, Mode::Live);
-    app.apply(super::action::Action::Resize(width, height));
+    super::layout::apply(&mut app, super::action::Action::Resize(width, height));
     for s in samples {
         app.push_sample(s);
     }
+    super::layout::refresh(&mut app);
     app
 }
 

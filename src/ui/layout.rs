@@ -3,6 +3,7 @@
 //! same numbers for paging and scrolling.
 use ratatui::layout::Rect;
 
+use super::action::{Action, Effect};
 use super::app::AppState;
 
 /// Below this the screen only says it is too small.
@@ -67,4 +68,21 @@ pub fn table_rows(app: &AppState) -> usize {
         return 1;
     }
     usize::from(areas(area, app).table.height.saturating_sub(1))
+}
+
+/// Apply `a` to the state with the page size the screen has: before the
+/// action (paging keys) and after it (a resize or a pane that moves the
+/// table). The one way actions reach the state.
+pub fn apply(app: &mut AppState, a: Action) -> Effect {
+    refresh(app);
+    let effect = app.apply(a);
+    refresh(app);
+    effect
+}
+
+/// Tell the state its page size after something other than an action
+/// changed the layout (new samples: more rows, a wider header).
+pub fn refresh(app: &mut AppState) {
+    let rows = table_rows(app);
+    app.set_table_rows(rows);
 }

@@ -20,6 +20,7 @@ pub mod rewind;
 pub mod run;
 pub mod screenshot_key;
 pub mod session;
+pub mod state_types;
 pub mod status;
 pub mod suspend;
 pub mod terminal;

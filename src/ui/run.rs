@@ -218,6 +218,8 @@ where
         }
         let since = last_draw.map(|t| t.elapsed());
         if dirty && since.is_none_or(|s| s >= FRAME) {
+            // new rows or a wrapped header move the table: page size first
+            super::layout::refresh(&mut app.app);
             term.draw(|f| render(app, f))?;
             last_draw = Some(Instant::now());
             dirty = false;

@@ -84,7 +84,7 @@ impl Session {
     /// Apply one user action; what the state cannot do alone (replay
     /// moves, recording) happens here, and the rest goes to the loop.
     pub fn apply(&mut self, a: Action) -> Effect {
-        match self.app.apply(a) {
+        match super::layout::apply(&mut self.app, a) {
             Effect::Replay(r) => {
                 if let Some(src) = self.replay_source.as_deref_mut() {
                     replay::apply(&mut self.app, src, r);

@@ -1,0 +1,69 @@
+//! The small kinds the UI state is made of (which view, live or replay,
+//! histogram scope) and its fixed bounds, apart from `AppState` so views and
+//! columns can name them without depending on the state's logic.
+use std::path::PathBuf;
+
+/// What the body shows: a table (threads, processes) or the CPU (`c`) or
+/// NUMA (`n`) view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum View {
+    Threads,
+    Processes,
+    Cpus,
+    Numa,
+    Cgroups,
+}
+
+impl View {
+    /// Threads or processes (the views with rows, sort and selection).
+    pub fn is_table(self) -> bool {
+        matches!(self, View::Threads | View::Processes)
+    }
+}
+
+/// Where the Samples come from, as the header says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// this machine, now (BPF or procfs: see `HostInfo::source`)
+    Live,
+    /// a recording
+    Replay,
+}
+
+/// The detail pane's histograms: the last interval or everything since the
+/// first Sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HistScope {
+    Interval,
+    SinceStart,
+}
+
+/// What the header shows of a recording in progress (`R`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordingInfo {
+    pub path: PathBuf,
+    /// bytes in the file
+    pub size: u64,
+    pub samples: u64,
+}
+
+/// Full Samples kept (rates need the last two; the rest is slack for
+/// later views). Sparklines keep their own compact series.
+pub const HISTORY_CAP: usize = 2;
+/// Points of switch-rate history kept per row.
+pub const SERIES_CAP: usize = 300;
+/// Samples held back while paused; older ones are dropped (cumulative
+/// counters: that costs only sparkline points).
+pub const PENDING_CAP: usize = 4;
+/// Steps of `+` / `-`, ns.
+pub const INTERVAL_STEPS: &[u64] = &[
+    100_000_000,
+    250_000_000,
+    500_000_000,
+    1_000_000_000,
+    2_000_000_000,
+    5_000_000_000,
+    10_000_000_000,
+    30_000_000_000,
+    60_000_000_000,
+];
