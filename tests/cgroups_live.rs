@@ -113,7 +113,7 @@ fn throttling_and_waits_per_cgroup_match_the_kernel() {
 
     // four Samples a second apart while they spin; after each, cpu.stat
     // as the kernel has it right then
-    let mut taken: Vec<(Sample, schedtop::collect::cgroupfs::CgroupCpu)> = Vec::new();
+    let mut taken: Vec<(Sample, schedtop::model::CgroupSample)> = Vec::new();
     sampler::run(
         &mut source,
         1_000_000_000,

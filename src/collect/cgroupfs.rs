@@ -121,26 +121,14 @@ pub fn join_cgroup(root: &Path, path: &str) -> PathBuf {
     out
 }
 
-pub use crate::model::Pressure;
-
-/// What cgroupfs says about one cgroup's CPU limit and throttling.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct CgroupCpu {
-    /// the CFS quota in CPUs (quota / period); None when unlimited or unknown
-    pub quota_cpus: Option<f64>,
-    /// how many CPUs its cpuset allows (effective), if known
-    pub cpuset_cpus: Option<u32>,
-    /// None where cpu.stat could not be read
-    pub nr_periods: Option<u64>,
-    pub nr_throttled: Option<u64>,
-    /// throttled time, ns (v1 counts ns, v2 µs: converted)
-    pub throttled_ns: Option<u64>,
-    pub pressure: Option<Pressure>,
-}
+pub use crate::model::{CgroupSample, Pressure};
 
 /// Read cgroup `path` ("/" for the root) under `layout`.
-pub fn read_cgroup_cpu(layout: &CgroupLayout, path: &str) -> CgroupCpu {
-    let mut out = CgroupCpu::default();
+pub fn read_cgroup_cpu(layout: &CgroupLayout, path: &str) -> CgroupSample {
+    let mut out = CgroupSample {
+        path: path.to_string(),
+        ..CgroupSample::default()
+    };
     if let Some(dir) = layout.cpu_dir(path) {
         let v1 = layout.cpu_v1.is_some();
         let stat = fs::read_to_string(dir.join("cpu.stat")).ok();
@@ -238,36 +226,10 @@ pub fn cpu_list_len(text: &str) -> Option<u32> {
     Some(n)
 }
 
-/// `cpu.pressure` / `/proc/pressure/cpu`:
-/// "some avg10=1.23 avg60=… avg300=… total=N" and maybe a "full" line.
+/// `cpu.pressure` / `/proc/pressure/cpu` as a Sample keeps it (the parser
+/// is model::pressure's, shared with the exporter).
 pub fn parse_pressure(text: &str) -> Option<Pressure> {
-    let mut out = Pressure::default();
-    let mut some_seen = false;
-    for line in text.lines() {
-        let mut it = line.split_whitespace();
-        let kind = it.next();
-        let (mut avg10, mut total) = (None, None);
-        for kv in it {
-            match kv.split_once('=') {
-                Some(("avg10", v)) => avg10 = v.parse::<f64>().ok(),
-                Some(("total", v)) => total = v.parse::<u64>().ok(),
-                _ => {}
-            }
-        }
-        match (kind, avg10, total) {
-            (Some("some"), Some(a), Some(t)) => {
-                out.some_avg10 = a;
-                out.some_total_us = t;
-                some_seen = true;
-            }
-            (Some("full"), Some(a), Some(t)) => {
-                out.full_avg10 = Some(a);
-                out.full_total_us = Some(t);
-            }
-            _ => {}
-        }
-    }
-    some_seen.then_some(out)
+    crate::model::pressure::parse(text).map(Pressure::from)
 }
 
 #[cfg(test)]
@@ -407,6 +369,10 @@ mod tests {
         );
         assert_eq!(c.pressure.unwrap().some_total_us, 900);
         // gone between the listing and the read: every field unknown, no error
-        assert_eq!(read_cgroup_cpu(&layout, "/gone"), CgroupCpu::default());
+        let gone = CgroupSample {
+            path: "/gone".into(),
+            ..CgroupSample::default()
+        };
+        assert_eq!(read_cgroup_cpu(&layout, "/gone"), gone);
     }
 }

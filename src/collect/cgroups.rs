@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::cgroup_ids::CgroupIds;
 use super::cgroupfs::{read_cgroup_cpu, read_system_pressure, CgroupLayout};
 use crate::model::cgroup::{parent_path, MAX_CGROUPS};
-use crate::model::{CgroupSample, Sample};
+use crate::model::Sample;
 
 /// Where a thread's cgroup comes from for this host.
 pub struct CgroupCollector {
@@ -100,18 +100,7 @@ impl CgroupCollector {
         sample.cgroups = table
             .paths
             .into_iter()
-            .map(|path| {
-                let c = read_cgroup_cpu(&self.layout, &path);
-                CgroupSample {
-                    path,
-                    quota_cpus: c.quota_cpus,
-                    cpuset_cpus: c.cpuset_cpus,
-                    nr_periods: c.nr_periods,
-                    nr_throttled: c.nr_throttled,
-                    throttled_ns: c.throttled_ns,
-                    pressure: c.pressure,
-                }
-            })
+            .map(|path| read_cgroup_cpu(&self.layout, &path))
             .collect();
         sample.system.cpu_pressure = read_system_pressure(&self.proc_root).map(Box::new);
     }

@@ -2,43 +2,12 @@
 //! (one row per cgroup: its threads' figures merged, the kernel's
 //! throttling and pressure counters as rates). Rows are derived here once;
 //! the views, JSON, CSV and any exporter read them.
-use serde::{Deserialize, Serialize};
 
 use super::fasthash::IdMap;
 use super::rates::{counter_delta, ThreadInterval};
 use super::{Log2Hist, Sample};
 
-/// CPU pressure (PSI) of a cgroup or of the system.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Pressure {
-    /// % of the last 10 s some tasks waited for a CPU
-    pub some_avg10: f64,
-    /// cumulative µs some tasks waited
-    pub some_total_us: u64,
-    /// the same with all non-idle tasks waiting; absent for the system
-    /// on kernels before 5.13
-    pub full_avg10: Option<f64>,
-    pub full_total_us: Option<u64>,
-}
-
-/// One cgroup as cgroupfs showed it when the Sample was taken. Every
-/// figure is optional: a cgroup can vanish between reads, a file can be
-/// missing (v1 has no PSI; the root has no quota).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct CgroupSample {
-    /// "/a/b" in the hierarchy whose quota applies (v1: the cpu
-    /// controller's; v2: the unified tree). Hostile: escape before display.
-    pub path: String,
-    /// the CFS quota in CPUs; None when unlimited or unknown
-    pub quota_cpus: Option<f64>,
-    /// CPUs its cpuset allows, if known
-    pub cpuset_cpus: Option<u32>,
-    /// cumulative, as the kernel counts
-    pub nr_periods: Option<u64>,
-    pub nr_throttled: Option<u64>,
-    pub throttled_ns: Option<u64>,
-    pub pressure: Option<Pressure>,
-}
+pub use super::cgroup_sample::{CgroupSample, Pressure};
 
 /// At most this many cgroups per Sample (threads' cgroups and their
 /// ancestors); threads in cgroups beyond it have no cgroup.

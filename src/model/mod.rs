@@ -1,6 +1,7 @@
 //! The data contract: one `Sample` per interval, whatever the source.
 pub mod cgroup;
 pub mod cgroup_name;
+pub mod cgroup_sample;
 pub mod cpus;
 pub mod fasthash;
 pub mod flows;
@@ -14,6 +15,7 @@ pub mod sample;
 pub mod trigger;
 pub mod trigger_eval;
 
-pub use cgroup::{CgroupRow, CgroupSample, Pressure};
+pub use cgroup::CgroupRow;
+pub use cgroup_sample::{CgroupSample, Pressure};
 pub use hist::Log2Hist;
 pub use sample::*;

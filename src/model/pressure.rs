@@ -1,5 +1,5 @@
-//! CPU pressure stall information (PSI) for the whole system, as the
-//! kernel writes it in /proc/pressure/cpu:
+//! CPU pressure stall information (PSI), as the kernel writes it in
+//! /proc/pressure/cpu and in a cgroup's cpu.pressure (the one parser):
 //! `some avg10=0.12 avg60=0.05 avg300=0.01 total=123456` (total in us).
 //! The `full` line exists from Linux 5.13 and reads zero system-wide.
 

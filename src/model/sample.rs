@@ -201,7 +201,7 @@ pub struct SystemSample {
     pub losses: Losses,
     /// `/proc/pressure/cpu`; None where the kernel has no PSI
     #[serde(default)]
-    pub cpu_pressure: Option<Box<super::cgroup::Pressure>>,
+    pub cpu_pressure: Option<Box<super::cgroup_sample::Pressure>>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -218,7 +218,7 @@ pub struct Sample {
     pub system: SystemSample,
     /// the threads' cgroups and their ancestors, as cgroupfs showed them
     #[serde(default)]
-    pub cgroups: Vec<super::cgroup::CgroupSample>,
+    pub cgroups: Vec<super::cgroup_sample::CgroupSample>,
 }
 
 impl Sample {
