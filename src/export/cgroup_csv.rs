@@ -3,7 +3,7 @@
 //! Empty field: unknown (null in JSON), never 0.
 use std::io::Write;
 
-use super::dump::csv_field;
+use super::csv_field::csv_field;
 use super::json::IntervalRecord;
 
 /// The columns after time, time_ns, interval_s, host: an interface, add

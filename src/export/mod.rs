@@ -1,5 +1,6 @@
 //! Ways out of schedtop other than the terminal.
 pub mod cgroup_csv;
+pub mod csv_field;
 pub mod dump;
 pub mod flight_ring;
 pub mod json;
