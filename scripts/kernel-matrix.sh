@@ -80,7 +80,7 @@ boot() {
         qemu-system-x86_64 -accel tcg,thread=multi -cpu Skylake-Client \
         -smp "$cpus" -m 2048 "${numa[@]}" -nographic -no-reboot -pidfile "$out/qemu.pid" \
         -kernel "$kernel" -initrd "$out/initrd.gz" \
-        -append "console=ttyS0 panic=-1 loglevel=3 schedtop.mode=$mode" \
+        -append "console=ttyS0 panic=-1 loglevel=3 psi=1 schedtop.mode=$mode" \
         </dev/null >"$log" 2>&1 &
     qemu_pid=$!
     local rc=0

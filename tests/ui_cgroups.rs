@@ -91,3 +91,55 @@ fn fold_sort_and_filter() {
     schedtop::ui::layout::apply(&mut app, Action::Escape);
     assert!(app.view.is_table());
 }
+
+/// cgroup directories are named by whoever creates them (a container
+/// runtime, a user with delegation): a name with a screen clear, a bell, a
+/// C1 CSI, a bidi override and a newline must be shown escaped, in its own
+/// row, without moving anything else.
+#[test]
+fn hostile_cgroup_names_are_escaped_in_the_tree() {
+    let evil = "/evil\x1b[2J\x07.slice";
+    let child = format!("{evil}/rtl\u{202e}gnp.exe\u{9b}31m\nnext-line.scope");
+    let mut samples = fixtures::hostile_samples();
+    for s in &mut samples {
+        let first = s.cgroups.len() as u32;
+        for path in [evil.to_string(), child.clone()] {
+            s.cgroups.push(schedtop::model::CgroupSample {
+                path,
+                cpuset_cpus: Some(4),
+                ..Default::default()
+            });
+        }
+        for t in &mut s.threads {
+            match t.tid {
+                6666 => t.cgroup = Some(first),
+                6667 => t.cgroup = Some(first + 1),
+                _ => {}
+            }
+        }
+    }
+    let mut app = fixtures::app_with(fixtures::host(SourceKind::Bpf), samples, 100, 24);
+    schedtop::ui::layout::apply(&mut app, Action::ShowCgroups);
+    let s = screen(&app, 100, 24);
+    insta::assert_snapshot!("cgroups_hostile_100x24", s);
+    assert!(
+        !s.chars().any(|c| c.is_control() && c != '\n'),
+        "a control character reached the screen"
+    );
+    assert!(
+        !s.contains('\u{202e}'),
+        "a bidi override reached the screen"
+    );
+    // 24 lines, each 100 columns wide: the newline in the name did not
+    // start a line of its own
+    assert_eq!(s.lines().count(), 24);
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains("evil")).collect();
+    assert_eq!(rows.len(), 1, "{s}");
+    // the child's row shows the override escaped; its name runs out of
+    // column before the newline, which therefore shows nowhere
+    assert!(s.contains("rtl\\u{202e}gnp.exe"), "{s}");
+    assert!(
+        !s.lines().any(|l| l.trim_start().starts_with("next-line")),
+        "{s}"
+    );
+}

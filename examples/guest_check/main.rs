@@ -5,6 +5,7 @@
 //!
 //! Usage: guest_check [--schedtop PATH]   (as root, in the guest)
 //! Its own workloads: guest_check workload ... / numa-workload SECS
+mod cgroup_v2;
 mod checks;
 mod kernel;
 #[path = "../../tests/common/perfetto.rs"]
@@ -107,6 +108,7 @@ fn main() {
     }
     report.run("migrations", || checks::migrations(&mut src));
     report.run("thread exits", || checks::exits(&mut src));
+    report.run("cgroup v2", || cgroup_v2::cgroup_v2(&mut src));
     drop(src); // the tracer attaches its own probes
     report.run("tracer", || trace::trace(&schedtop));
     println!("RESULT {} passed, {} failed", report.pass, report.fail);
