@@ -4,9 +4,10 @@
 //! hostile thread names, every level, both formats.
 use openmetrics_parser::{openmetrics::parse_openmetrics, prometheus::parse_prometheus};
 use schedtop::export::openmetrics::{families, render, ExportOptions};
-use schedtop::export::openmetrics_encode::{encode, to_prometheus_text, Family};
+use schedtop::export::openmetrics_encode::{encode, label_text, to_prometheus_text, Family};
 use schedtop::export::openmetrics_totals::Totals;
 use schedtop::model::pressure::parse;
+use schedtop::model::{CgroupSample, Pressure};
 use schedtop::record::testdata::{synthetic_host, SynthGen, SynthOptions};
 
 /// openmetrics-parser 0.5 refuses `# UNIT` on histograms, which the
@@ -54,6 +55,10 @@ fn totals(threads: usize, samples: usize) -> Totals {
                 .to_string();
             th.process_comm = th.comm.clone();
         }
+        s.cgroups = cgroups(i as u64);
+        for (j, th) in s.threads.iter_mut().enumerate() {
+            th.cgroup = Some((j % 3) as u32);
+        }
         t.pressure = parse(&format!(
             "some avg10=1.{i} avg60=2.00 avg300=3.00 total={}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
             1000 * i
@@ -61,6 +66,134 @@ fn totals(threads: usize, samples: usize) -> Totals {
         t.update(s);
     }
     t
+}
+
+/// The root, a throttled cgroup with a hostile name and pressure, and an
+/// unlimited one without (a v1 cgroup has no cpu.pressure), as cgroupfs
+/// would show them at Sample `i` (cumulative).
+fn cgroups(i: u64) -> Vec<CgroupSample> {
+    let limited = CgroupSample {
+        path: "/lim\x1b[2J\"x\"".into(),
+        quota_cpus: Some(0.5),
+        nr_periods: Some(100 + 10 * i),
+        nr_throttled: Some(7 * i),
+        throttled_ns: Some(41_000_000 * i),
+        pressure: Some(Pressure {
+            some_avg10: 3.0,
+            some_total_us: 90_000 * i,
+            full_avg10: Some(1.0),
+            full_total_us: Some(20_000 * i),
+        }),
+        ..Default::default()
+    };
+    let free = CgroupSample {
+        path: "/free".into(),
+        nr_periods: Some(0),
+        nr_throttled: Some(0),
+        throttled_ns: Some(0),
+        ..Default::default()
+    };
+    vec![
+        CgroupSample {
+            path: "/".into(),
+            ..Default::default()
+        },
+        limited,
+        free,
+    ]
+}
+
+#[test]
+fn cgroups_export_the_kernels_counters_as_they_are() {
+    let t = totals(30, 4);
+    let o = ExportOptions::default();
+    let om = render(&t, &o, 0);
+    let parsed =
+        parse_openmetrics(&for_crate_parser(&om)).unwrap_or_else(|e| panic!("{e:?}\n{om}"));
+    let want = &cgroups(3);
+    let value = |family: &str, path: &str, kind: Option<&str>| -> Option<f64> {
+        parsed.families.get(family)?.iter_samples().find_map(|s| {
+            let l = s.get_labelset().ok()?;
+            (l.get_label_value("cgroup") == Some(path)
+                && kind.is_none_or(|k| l.get_label_value("kind") == Some(k)))
+            .then(|| match s.value {
+                openmetrics_parser::OpenMetricsValue::Counter(ref c) => c.value.as_f64(),
+                openmetrics_parser::OpenMetricsValue::Gauge(ref g) => g.as_f64(),
+                _ => f64::NAN,
+            })
+        })
+    };
+    // control characters arrive as '?', quotes escaped by the encoder
+    let lim = &label_text(&want[1].path);
+    assert_eq!(lim, "/lim?[2J\"x\"");
+    assert_eq!(
+        value("schedtop_cgroup_throttled_periods", lim, None),
+        Some(21.0)
+    );
+    assert_eq!(value("schedtop_cgroup_periods", lim, None), Some(130.0));
+    assert_eq!(
+        value("schedtop_cgroup_throttled_seconds", lim, None),
+        Some(0.123)
+    );
+    assert_eq!(
+        value("schedtop_cgroup_cpu_quota_cpus", lim, None),
+        Some(0.5)
+    );
+    let stalled = "schedtop_cgroup_cpu_pressure_stalled_seconds";
+    assert_eq!(value(stalled, lim, Some("some")), Some(0.27));
+    assert_eq!(value(stalled, lim, Some("full")), Some(0.06));
+    // the unlimited cgroup: zero throttling, no quota and no pressure series
+    assert_eq!(
+        value("schedtop_cgroup_throttled_periods", "/free", None),
+        Some(0.0)
+    );
+    assert_eq!(value("schedtop_cgroup_cpu_quota_cpus", "/free", None), None);
+    assert_eq!(value(stalled, "/free", Some("some")), None);
+    // a third of the threads in each
+    let thr = value("schedtop_cgroup_threads", "/free", None).unwrap();
+    let all: f64 = ["/", lim.as_str(), "/free"]
+        .iter()
+        .map(|p| value("schedtop_cgroup_threads", p, None).unwrap())
+        .sum();
+    assert_eq!(all, t.latest.as_ref().unwrap().threads.len() as f64);
+    assert!(thr > 0.0);
+    assert!(
+        !om.contains('\x1b'),
+        "the hostile cgroup name reached the text raw"
+    );
+
+    // a tight budget leaves cgroups out whole and says how many
+    let tight = ExportOptions {
+        max_series: 40,
+        ..Default::default()
+    };
+    let om = render(&t, &tight, 0);
+    let parsed = parse_openmetrics(&for_crate_parser(&om)).unwrap();
+    let exported: std::collections::BTreeSet<String> = parsed
+        .families
+        .get("schedtop_cgroup_threads")
+        .map(|f| {
+            f.iter_samples()
+                .filter_map(|s| {
+                    Some(
+                        s.get_labelset()
+                            .ok()?
+                            .get_label_value("cgroup")?
+                            .to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let omitted = parsed.families["schedtop_omitted"]
+        .iter_samples()
+        .find(|s| s.get_labelset().unwrap().get_label_value("level") == Some("cgroup"))
+        .map(|s| match s.value {
+            openmetrics_parser::OpenMetricsValue::Gauge(ref g) => g.as_f64(),
+            _ => f64::NAN,
+        })
+        .unwrap();
+    assert_eq!(exported.len() as f64 + omitted, 3.0, "{om}");
 }
 
 #[test]

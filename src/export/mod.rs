@@ -5,6 +5,7 @@ pub mod dump;
 pub mod flight_ring;
 pub mod json;
 pub mod openmetrics;
+pub mod openmetrics_cgroups;
 pub mod openmetrics_encode;
 pub mod openmetrics_totals;
 pub mod perfetto;

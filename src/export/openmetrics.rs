@@ -9,6 +9,7 @@
 //! slot's lower bound); the exact totals are the `_seconds_total` counters.
 use prometheus_client::metrics::MetricType;
 
+use super::openmetrics_cgroups::cgroup_families;
 use super::openmetrics_encode::{encode, label_text, series_of, Family, Labels, Value};
 use super::openmetrics_totals::{Counts, Totals};
 use crate::model::hist::{slot_high_us, slot_low_us, HIST_SLOTS};
@@ -315,10 +316,16 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
 
     let mut used: usize = out.iter().map(Family::series).sum();
     // two omitted gauges per level follow
-    let budget = o.max_series.saturating_sub(used + 4);
-    used = 0;
+    let mut budget = o.max_series.saturating_sub(used + 6);
     let mut omitted = Vec::new();
     let mut omitted_series = Vec::new();
+    // cgroups take at most half of what is left; processes the rest
+    let (cgroups, left, left_series) = cgroup_families(t.latest.as_ref(), budget / 2);
+    budget -= cgroups.iter().map(Family::series).sum::<usize>();
+    out.extend(cgroups);
+    omitted.push((vec![("level", "cgroup".to_string())], left as f64));
+    omitted_series.push((vec![("level", "cgroup".to_string())], left_series as f64));
+    used = 0;
 
     let mut procs: Vec<_> = t.processes.values().collect();
     procs.sort_by(|a, b| b.rank_rate.total_cmp(&a.rank_rate).then(a.pid.cmp(&b.pid)));

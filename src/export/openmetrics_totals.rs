@@ -153,9 +153,8 @@ pub struct Totals {
     pub generation: u64,
     /// /proc/pressure/cpu when the Sample was taken (None: no PSI here)
     pub pressure: Option<CpuPressure>,
-    // cgroup throttling (cpu.stat nr_throttled, throttled_usec per cgroup)
-    // goes here once Samples carry cgroups; openmetrics.rs then adds its
-    // families next to the per-process ones.
+    // cgroups: their counters are the kernel's own cumulative ones, read
+    // from `latest` at scrape time (openmetrics_cgroups.rs)
 }
 
 impl Totals {
