@@ -143,7 +143,8 @@ pub fn cgroup_v2(src: &mut LiveSource) -> Outcome {
     );
     let ms = lim.throttled_ms_per_s.unwrap_or(0.0);
     let cpu = lim.cpu_pct.unwrap_or(f64::INFINITY);
-    if lim.threads != 4 || fr.threads != 1 || ms <= 0.0 || cpu > 20.0 * 1.1 + 2.0 {
+    // each workload process: its spinners and its main thread
+    if lim.threads != 5 || fr.threads != 2 || ms <= 0.0 || cpu > 20.0 * 1.1 + 2.0 {
         return Err(format!(
             "rows: limited {} threads {cpu:.1} % CPU {ms:.1} throttled ms/s; free {} threads",
             lim.threads, fr.threads
