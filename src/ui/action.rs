@@ -54,7 +54,7 @@ pub enum Action {
     /// save the screen as it is (the `s` key)
     Screenshot,
     /// replay: play/pause, step, jump, speed (replay.rs)
-    Replay(super::replay::ReplayAction),
+    Replay(ReplayAction),
     /// live: start or stop recording to a file (`R`, recording.rs)
     ToggleRecord,
     /// live: write the flight recorder as a Perfetto trace (`W`, flight_key.rs)
@@ -73,7 +73,31 @@ pub enum Effect {
     /// ask the flight recorder for a trace file (flight_key.rs)
     WriteFlight,
     /// a replay move, for the session that holds the recording (replay.rs)
-    Replay(super::replay::ReplayAction),
+    Replay(ReplayAction),
     /// start or stop the recording sink (recording.rs)
     ToggleRecord,
+}
+
+/// What the user can do to a replay (the `Action::Replay` payload).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplayAction {
+    PlayPause,
+    /// one Sample later (pauses)
+    StepForward,
+    /// one Sample earlier (pauses)
+    StepBack,
+    First,
+    Last,
+    /// x1 -> x10 -> x100 -> x1
+    CycleSpeed,
+    Faster,
+    Slower,
+    /// open the jump prompt (`j`)
+    JumpStart,
+    JumpChar(char),
+    JumpBackspace,
+    /// Enter: go to the typed time
+    JumpDone,
+    /// Esc: close the prompt, stay
+    JumpCancel,
 }

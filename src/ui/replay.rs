@@ -38,29 +38,7 @@ const CATCH_UP: usize = 64;
 /// Longest jump expression typed.
 const PROMPT_MAX: usize = 40;
 
-/// What the user can do to a replay (the `Action::Replay` payload).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReplayAction {
-    PlayPause,
-    /// one Sample later (pauses)
-    StepForward,
-    /// one Sample earlier (pauses)
-    StepBack,
-    First,
-    Last,
-    /// x1 -> x10 -> x100 -> x1
-    CycleSpeed,
-    Faster,
-    Slower,
-    /// open the jump prompt (`j`)
-    JumpStart,
-    JumpChar(char),
-    JumpBackspace,
-    /// Enter: go to the typed time
-    JumpDone,
-    /// Esc: close the prompt, stay
-    JumpCancel,
-}
+pub use super::action::ReplayAction;
 
 /// Where the cursor is in the recording: state only. The recording itself
 /// (a `Seekable` source) is the event loop's (`Session`), which hands it to
