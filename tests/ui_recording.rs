@@ -73,7 +73,7 @@ fn r_records_every_sample_and_stops() {
     let rec = app.recording.clone().unwrap();
     assert_eq!(rec.samples, 5);
     let screen = buffer_text(&render_to_buffer(&app, 120, 40));
-    let size = recording::bytes(rec.size);
+    let size = schedtop::ui::format::bytes(rec.size);
     assert!(
         screen.contains(&format!("REC  {name} {size}")),
         "header: {screen}"

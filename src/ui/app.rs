@@ -67,7 +67,7 @@ pub struct AppState {
     /// a message on the bottom line ("saved …") until the next key
     pub status: Option<Status>,
     /// replay mode: the cursor in the recording (replay.rs)
-    pub replay: Option<super::replay::Replay>,
+    pub replay: Option<super::replay_cursor::Replay>,
     /// live mode: the recording `R` started, as the header shows it
     pub recording: Option<RecordingInfo>,
     // ---- derived ----
@@ -272,6 +272,11 @@ impl AppState {
             self.offset = self.selected + 1 - page;
         }
         self.offset = self.offset.min(self.rows.len().saturating_sub(page));
+    }
+
+    /// Whether the live view is showing an earlier moment (rewind.rs).
+    pub fn rewound(&self) -> bool {
+        self.mode == Mode::Live && self.replay.is_some()
     }
 
     /// Table rows visible at the current size.

@@ -130,6 +130,31 @@ pub fn truncate(s: &str, width: usize) -> String {
     t
 }
 
+/// `ns` since the epoch as `2026-11-21 23:15:00` (UTC).
+pub fn datetime_utc(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    let (y, m, d) = crate::util::clock::civil_from_days((secs / 86_400) as i64);
+    format!("{y:04}-{m:02}-{d:02} {}", clock_utc(ns))
+}
+
+/// `1.5K`, `12.3M`, `512B` (powers of 1024).
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "K", "M", "G", "T"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n}B")
+    } else if v < 10.0 {
+        format!("{v:.1}{}", UNITS[u])
+    } else {
+        format!("{v:.0}{}", UNITS[u])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

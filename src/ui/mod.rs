@@ -16,6 +16,7 @@ pub mod layout;
 pub mod recording;
 pub mod render;
 pub mod replay;
+pub mod replay_cursor;
 pub mod rewind;
 pub mod run;
 pub mod screenshot_key;

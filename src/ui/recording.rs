@@ -12,14 +12,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use ratatui::style::Modifier;
-use ratatui::text::Span;
-
 use super::app::{AppState, Mode, RecordingInfo};
 use super::history::History;
 use super::session::Session;
 use super::status::Status;
-use super::theme;
 use crate::collect::Seekable;
 use crate::model::Sample;
 use crate::record::writer::now_ns;
@@ -119,7 +115,7 @@ fn toggle_slot(
         drop(rec); // writes the closing index
         app.status = Some(Status::info(format!(
             "recorded {n} samples, {} to {}",
-            bytes(size),
+            super::format::bytes(size),
             path.display()
         )));
         return;
@@ -202,38 +198,4 @@ pub fn on_sample(app: &mut AppState, slot: &mut Option<Recording>, s: &Sample) {
         stop_with(app, slot, &e);
     }
     show(app, slot.as_ref());
-}
-
-/// `1.5K`, `12.3M`, `512B` (powers of 1024).
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "K", "M", "G", "T"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n}B")
-    } else if v < 10.0 {
-        format!("{v:.1}{}", UNITS[u])
-    } else {
-        format!("{v:.0}{}", UNITS[u])
-    }
-}
-
-/// The header's `REC <file> <size>` (None when not recording).
-pub fn header_segment(app: &AppState) -> Option<Vec<Span<'static>>> {
-    let r = app.recording.as_ref()?;
-    let name = r.path.file_name().map_or_else(
-        || r.path.display().to_string(),
-        |n| n.to_string_lossy().into(),
-    );
-    Some(vec![
-        Span::styled(" REC ", theme::error().add_modifier(Modifier::REVERSED)),
-        Span::raw(" "),
-        Span::styled(super::format::escape_name(&name), theme::value()),
-        Span::raw(" "),
-        Span::styled(bytes(r.size), theme::value()),
-    ])
 }

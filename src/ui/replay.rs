@@ -40,27 +40,8 @@ const PROMPT_MAX: usize = 40;
 
 pub use super::action::ReplayAction;
 
-/// Where the cursor is in the recording: state only. The recording itself
-/// (a `Seekable` source) is the event loop's (`Session`), which hands it to
-/// the functions below that read Samples.
-#[derive(Clone, Debug)]
-pub struct Replay {
-    /// the file's name, for the header
-    pub name: String,
-    pub len: usize,
-    pub first_ns: u64,
-    pub last_ns: u64,
-    /// the Sample on screen (None until one decoded)
-    pub index: Option<usize>,
-    pub playing: bool,
-    pub speed: f64,
-    /// the jump prompt's text while it is open
-    pub prompt: Option<String>,
-    /// monotonic ns when the next Sample is due while playing
-    due_ns: Option<u64>,
-    /// the segment start whose Sample is `app.first` (since-start histograms)
-    first_of: Option<usize>,
-}
+pub use super::format::datetime_utc;
+pub use super::replay_cursor::Replay;
 
 /// A recording opened for replay: the cursor state and the source.
 pub struct Recorded {
@@ -150,13 +131,6 @@ impl Replay {
         r.index_from_time(t)
             .ok_or_else(|| format!("{} is after the end of the recording", expr.trim()))
     }
-}
-
-/// `ns` since the epoch as `2026-11-21 23:15:00` (UTC).
-pub fn datetime_utc(ns: u64) -> String {
-    let secs = ns / 1_000_000_000;
-    let (y, m, d) = crate::util::clock::civil_from_days((secs / 86_400) as i64);
-    format!("{y:04}-{m:02}-{d:02} {}", super::format::clock_utc(ns))
 }
 
 /// A replay session: the recording's host at `start`, positioned there,

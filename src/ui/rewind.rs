@@ -5,15 +5,11 @@
 //! keep arriving into the history meanwhile; the screen stays on the
 //! chosen moment and the header says how far back it is (`REWIND −42s`)
 //! next to the live clock.
-use ratatui::text::Span;
 
-use super::app::{AppState, Mode};
-use super::format::clock_utc;
+use super::app::AppState;
 use super::history::History;
 use super::replay::{self, Replay, ReplayAction};
 use super::status::Status;
-use super::theme;
-use super::views::timeline::span;
 use crate::collect::Seekable;
 
 /// What live had before rewinding, given back by `End`.
@@ -24,7 +20,7 @@ pub struct Saved {
 
 /// Whether the live view is showing an earlier moment.
 pub fn rewound(app: &AppState) -> bool {
-    app.mode == Mode::Live && app.replay.is_some()
+    app.rewound()
 }
 
 /// A replay action in the live view: `T` / `j` / Home rewind, and once
@@ -93,23 +89,4 @@ pub fn advance(app: &mut AppState, h: &mut History, saved: &Saved, now_ns: u64) 
         return true;
     }
     changed
-}
-
-/// The header's `REWIND −42s  live 12:03:04 UTC` while rewound.
-pub fn header_segments(app: &AppState) -> Vec<Vec<Span<'static>>> {
-    let (true, Some(r)) = (rewound(app), app.replay.as_ref()) else {
-        return Vec::new();
-    };
-    let shown = app.current().map_or(r.last_ns, |s| s.time_ns);
-    vec![
-        vec![Span::styled(
-            format!(" REWIND \u{2212}{} ", span(r.last_ns.saturating_sub(shown))),
-            theme::paused(),
-        )],
-        vec![
-            Span::styled("live", theme::label()),
-            Span::raw(" "),
-            Span::styled(format!("{} UTC", clock_utc(r.last_ns)), theme::value()),
-        ],
-    ]
 }

@@ -42,8 +42,8 @@ fn identity(app: &AppState) -> Vec<Segment> {
     if app.paused {
         s.push(vec![Span::styled(" PAUSED ", theme::paused())]);
     }
-    s.extend(crate::ui::rewind::header_segments(app));
-    if let Some(rec) = crate::ui::recording::header_segment(app) {
+    s.extend(super::header_marks::header_segments(app));
+    if let Some(rec) = super::header_marks::header_segment(app) {
         s.push(rec);
     }
     s.push(vec![Span::styled("schedtop", theme::title())]);

@@ -4,6 +4,7 @@ pub mod cpus;
 pub mod detail;
 pub mod footer;
 pub mod header;
+pub mod header_marks;
 pub mod help;
 pub mod hist;
 pub mod info;

@@ -4,8 +4,8 @@
 use ratatui::text::{Line, Span};
 
 use crate::ui::app::AppState;
-use crate::ui::format::{clock_utc, escape_name};
-use crate::ui::replay::{datetime_utc, Replay};
+use crate::ui::format::{clock_utc, datetime_utc, escape_name};
+use crate::ui::replay_cursor::Replay;
 use crate::ui::theme;
 
 /// Narrowest progress bar drawn on the timeline's own line.
@@ -162,7 +162,7 @@ pub fn footer(app: &AppState, width: u16) -> Option<Line<'static>> {
         ("Enter", "Detail", 6),
         ("q", "Quit", 0),
     ];
-    if crate::ui::rewind::rewound(app) {
+    if app.rewound() {
         // rewound live: End is the way back, R records from the history
         hints.retain(|h| h.0 != "Home/End");
         hints.insert(1, ("End", "Live", 0));
