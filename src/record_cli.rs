@@ -200,7 +200,7 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
         ),
         None => (start, true),
     };
-    let session = crate::ui::replay::app(rp, start, playing);
+    let session = crate::ui::Session::replay_at(rp, start, playing);
     // the session moves through the recording itself: no feed
     let feed = crate::ui::feed::NoFeed::new(session.host.clone());
     crate::ui::run::run_with(session, feed, &shots)

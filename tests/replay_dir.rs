@@ -6,7 +6,7 @@ use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use schedtop::record::dir::DirSource;
 use schedtop::record::testdata::{synthetic_host, synthetic_samples, SynthOptions};
 use schedtop::record::{WriteOptions, Writer};
-use schedtop::ui::replay::{self, Replay};
+use schedtop::ui::replay::Replay;
 use schedtop::ui::Session;
 use schedtop::util::clock::rfc3339;
 
@@ -39,7 +39,7 @@ fn steps_and_jumps_cross_file_boundaries() {
     }
     let src = DirSource::open(dir.path()).unwrap();
     let rec = Replay::from_source(Box::new(src), "dir".into()).unwrap();
-    let mut app = replay::app(rec, 1, false);
+    let mut app = schedtop::ui::Session::replay_at(rec, 1, false);
     app.apply(schedtop::ui::action::Action::Resize(120, 40));
     let index = |app: &Session| app.replay.as_ref().unwrap().index.unwrap();
     // t from the last Sample of file 0 to the first of file 1

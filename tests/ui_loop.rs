@@ -150,7 +150,7 @@ fn a_filter_typed_in_the_loop() {
 fn replay_steps_through_its_recording_in_the_loop() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v1.schedtop");
     let rp = schedtop::ui::replay::Replay::open(&path).unwrap();
-    let session = schedtop::ui::replay::app(rp, 5, false);
+    let session = schedtop::ui::Session::replay_at(rp, 5, false);
     let s = run(session, false, keys("tt"), 120, 30);
     insta::assert_snapshot!("loop_replay_v1_step2_120x30", s);
     // paused at Sample 5, two steps: the 8th of 14

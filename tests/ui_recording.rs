@@ -8,7 +8,7 @@ use schedtop::model::SourceKind;
 use schedtop::record::Reader;
 use schedtop::ui::action::Action;
 use schedtop::ui::fixtures;
-use schedtop::ui::recording::{self, default_name};
+use schedtop::ui::recording::default_name;
 use schedtop::ui::render::{buffer_text, render_to_buffer};
 use schedtop::ui::Session;
 
@@ -48,7 +48,7 @@ fn default_names_are_safe_and_dated() {
 fn r_records_every_sample_and_stops() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = app();
-    recording::toggle_in(&mut app, dir.path());
+    app.toggle_recording_in(dir.path());
     let rec = app.recording.clone().expect("recording");
     assert!(rec.path.starts_with(dir.path()));
     let name = rec.path.file_name().unwrap().to_string_lossy().into_owned();
@@ -106,7 +106,7 @@ fn a_file_that_cannot_be_created_is_a_message() {
     let mut app = app();
     // root writes anywhere: use a missing directory instead then
     let target = if nix_root() { ro.join("missing") } else { ro };
-    recording::toggle_in(&mut app, &target);
+    app.toggle_recording_in(&target);
     assert!(app.recording.is_none());
     let st = app.status.clone().expect("a message");
     assert!(st.error);
@@ -132,12 +132,12 @@ fn a_symlink_with_the_name_is_not_followed() {
         std::os::unix::fs::symlink(&victim, &link).unwrap();
         planted.push(link);
     }
-    recording::toggle_in(&mut app, dir.path());
+    app.toggle_recording_in(dir.path());
     let rec = app.recording.clone().expect("R records under another name");
     assert!(!planted.contains(&rec.path), "{}", rec.path.display());
     let m = std::fs::symlink_metadata(&rec.path).unwrap();
     assert!(m.is_file(), "{}", rec.path.display());
-    recording::toggle_in(&mut app, dir.path());
+    app.toggle_recording_in(dir.path());
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     for link in &planted {
         assert!(std::fs::symlink_metadata(link)
@@ -150,8 +150,11 @@ fn a_symlink_with_the_name_is_not_followed() {
 #[test]
 fn replay_cannot_record() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v1.schedtop");
-    let mut app =
-        schedtop::ui::replay::app(schedtop::ui::replay::Replay::open(&path).unwrap(), 2, false);
+    let mut app = schedtop::ui::Session::replay_at(
+        schedtop::ui::replay::Replay::open(&path).unwrap(),
+        2,
+        false,
+    );
     app.apply(Action::ToggleRecord);
     assert!(app.recording.is_none());
     assert!(app.status.as_ref().unwrap().error);

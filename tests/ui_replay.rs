@@ -9,7 +9,7 @@ use schedtop::model::interval as rows;
 use schedtop::record::Reader;
 use schedtop::ui::action::Effect;
 use schedtop::ui::render::{buffer_text, render_to_buffer};
-use schedtop::ui::replay::{self, Replay, MAX_GAP_NS};
+use schedtop::ui::replay::{Replay, MAX_GAP_NS};
 use schedtop::ui::{keys, AppState, Mode, Session};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
@@ -28,7 +28,7 @@ fn demo() -> PathBuf {
 
 /// A replay of `path` at Sample `i`, paused, at `w` x `h`.
 fn at(path: &Path, i: usize, w: u16, h: u16) -> Session {
-    let mut app = replay::app(Replay::open(path).unwrap(), i, false);
+    let mut app = Session::replay_at(Replay::open(path).unwrap(), i, false);
     app.apply(schedtop::ui::action::Action::Resize(w, h));
     app
 }
@@ -330,26 +330,26 @@ fn playback_follows_the_clock_at_each_speed() {
     key(&mut app, KeyCode::Char(' '));
     let mut now = 1_000_000_000_000u64;
     // the first tick starts the clock
-    assert!(!replay::tick(&mut app, now));
-    assert!(!replay::tick(&mut app, now + gap(0) - 1_000));
+    assert!(!app.tick(now));
+    assert!(!app.tick(now + gap(0) - 1_000));
     assert_eq!(index(&app), 0);
     now += gap(0);
-    assert!(replay::tick(&mut app, now));
+    assert!(app.tick(now));
     assert_eq!(index(&app), 1);
     // x10: the next Sample after a tenth of the recorded gap
     key(&mut app, KeyCode::Char('x'));
-    assert!(!replay::tick(&mut app, now));
-    assert!(replay::tick(&mut app, now + gap(1) / 10 + 1));
+    assert!(!app.tick(now));
+    assert!(app.tick(now + gap(1) / 10 + 1));
     assert_eq!(index(&app), 2);
     // paused: time passes, nothing moves
     key(&mut app, KeyCode::Char(' '));
-    assert!(!replay::tick(&mut app, now + 100 * MAX_GAP_NS));
+    assert!(!app.tick(now + 100 * MAX_GAP_NS));
     assert_eq!(index(&app), 2);
     // x100 to the end: stops there and says so
     key(&mut app, KeyCode::Char('x'));
     key(&mut app, KeyCode::Char(' '));
-    replay::tick(&mut app, now);
-    assert!(replay::tick(&mut app, now + 1000 * MAX_GAP_NS));
+    app.tick(now);
+    assert!(app.tick(now + 1000 * MAX_GAP_NS));
     assert_eq!(index(&app), 13);
     assert!(!app.replay.as_ref().unwrap().playing);
     assert_eq!(status(&app), "end of the recording");
@@ -377,7 +377,7 @@ fn damaged_and_hostile_inputs_do_not_panic() {
         let p = dir.path().join(format!("cut{cut}.schedtop"));
         std::fs::write(&p, &bytes[..cut]).unwrap();
         let Ok(rp) = Replay::open(&p) else { continue };
-        let mut app = replay::app(rp, usize::MAX, false);
+        let mut app = Session::replay_at(rp, usize::MAX, false);
         for k in [
             KeyCode::End,
             KeyCode::Char('T'),

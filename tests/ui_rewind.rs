@@ -215,7 +215,7 @@ fn r_while_rewound_records_the_whole_history_then_what_follows() {
         s.apply(Action::Replay(ReplayAction::StepBack));
     }
     let dir = tempfile::tempdir().unwrap();
-    schedtop::ui::recording::toggle_in(&mut s, dir.path());
+    s.toggle_recording_in(dir.path());
     for x in &samples[FIRST..FIRST + 3] {
         s.push_sample(x.clone());
     }

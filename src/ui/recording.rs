@@ -14,7 +14,6 @@ use std::sync::{Arc, Mutex};
 
 use super::app::{AppState, Mode, RecordingInfo};
 use super::history::History;
-use super::session::Session;
 use super::status::Status;
 use crate::collect::Seekable;
 use crate::model::Sample;
@@ -74,14 +73,14 @@ fn plain(e: &anyhow::Error) -> String {
     format!("{e:#}")
 }
 
-/// `R`: start recording into `dir` (the current directory from the key),
-/// or stop.
-pub fn toggle(s: &mut Session) {
-    toggle_in(s, Path::new("."));
-}
-
-pub fn toggle_in(s: &mut Session, dir: &Path) {
-    let (app, slot, backlog) = s.recording_parts();
+/// `R`: start recording into `dir`, or stop; `backlog` (while rewound) is
+/// written first. The session calls this with its parts.
+pub fn toggle(
+    app: &mut AppState,
+    slot: &mut Option<Recording>,
+    backlog: Option<&mut History>,
+    dir: &Path,
+) {
     toggle_slot(app, slot, dir, backlog);
     show(app, slot.as_ref());
 }

@@ -16,8 +16,7 @@ use anyhow::{bail, Result};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::action::Action;
-use super::app::{AppState, Mode};
-use super::session::Session;
+use super::app::AppState;
 use super::status::Status;
 use crate::collect::Seekable;
 use crate::model::cpus::CpuHistory;
@@ -131,20 +130,6 @@ impl Replay {
         r.index_from_time(t)
             .ok_or_else(|| format!("{} is after the end of the recording", expr.trim()))
     }
-}
-
-/// A replay session: the recording's host at `start`, positioned there,
-/// playing or not.
-pub fn app(rec: Recorded, start: usize, playing: bool) -> Session {
-    let Recorded { cursor, mut source } = rec;
-    let start = start.min(cursor.len.saturating_sub(1));
-    let mut app = AppState::new(source.host_of(start), Mode::Replay);
-    app.replay = Some(cursor);
-    seek(&mut app, source.as_mut(), start);
-    if let Some(r) = &mut app.replay {
-        r.playing = playing;
-    }
-    Session::replay(app, source)
 }
 
 /// Replay keys (None: not a replay, or a key replay leaves to the rest).
@@ -284,12 +269,6 @@ pub fn apply(app: &mut AppState, src: &mut dyn Seekable, a: ReplayAction) {
             }
         }
     }
-}
-
-/// Time passes: while playing, move the session's cursor to the Sample due
-/// at `now_ns` (monotonic). True when the screen changed.
-pub fn tick(s: &mut Session, now_ns: u64) -> bool {
-    s.tick(now_ns)
 }
 
 /// `tick` on the state and the recording it shows.

@@ -5,13 +5,14 @@
 //! state holds only the cursor). `AppState` itself does
 //! no I/O. A `Session` reads as its `AppState` (Deref) for rendering.
 use std::ops::{Deref, DerefMut};
+use std::path::Path;
 
 use super::action::{Action, Effect};
-use super::app::AppState;
+use super::app::{AppState, Mode};
 use super::history::History;
 use super::recording::{self, Recording};
-use super::replay;
 use super::replay::ReplayAction;
+use super::replay::{self, Recorded};
 use super::rewind;
 use super::rewind::rewound;
 use super::status::Status;
@@ -96,7 +97,7 @@ impl Session {
                 Effect::None
             }
             Effect::ToggleRecord => {
-                recording::toggle(self);
+                self.toggle_recording_in(Path::new("."));
                 Effect::None
             }
             e => e,
@@ -112,17 +113,30 @@ impl Session {
         }
     }
 
-    /// The state, the recording slot, and while rewound the history `R`
-    /// writes first.
-    pub(super) fn recording_parts(
-        &mut self,
-    ) -> (&mut AppState, &mut Option<Recording>, Option<&mut History>) {
+    /// `R`: start recording into `dir` (the key: the current directory), or
+    /// stop. While rewound the kept history is written first, so the file
+    /// starts before the moment on screen.
+    pub fn toggle_recording_in(&mut self, dir: &Path) {
         let backlog = if rewound(&self.app) {
             self.history.as_mut()
         } else {
             None
         };
-        (&mut self.app, &mut self.recording, backlog)
+        recording::toggle(&mut self.app, &mut self.recording, backlog, dir);
+    }
+
+    /// A replay of `rec`: the recording's host at Sample `start`,
+    /// positioned there, playing or not.
+    pub fn replay_at(rec: Recorded, start: usize, playing: bool) -> Session {
+        let Recorded { cursor, mut source } = rec;
+        let start = start.min(cursor.len.saturating_sub(1));
+        let mut app = AppState::new(source.host_of(start), Mode::Replay);
+        app.replay = Some(cursor);
+        replay::seek(&mut app, source.as_mut(), start);
+        if let Some(r) = &mut app.replay {
+            r.playing = playing;
+        }
+        Session::replay(app, source)
     }
 }
 
