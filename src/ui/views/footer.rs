@@ -77,27 +77,8 @@ fn hints(app: &AppState) -> Vec<(&'static str, &'static str, u8)> {
 /// The hints that fit in `width`, in their order.
 fn fitting(app: &AppState, width: u16) -> Vec<(&'static str, &'static str, u8)> {
     let mut h = hints(app);
-    drop_to_fit(&mut h, width);
+    super::key_hints::drop_to_fit(&mut h, width);
     h
-}
-
-/// Drop (key, label, rank) hints, highest rank first (rank 0 is never
-/// dropped), until "KeyLabel KeyLabel …" fits in `width`.
-pub(crate) fn drop_to_fit(h: &mut Vec<(&'static str, &'static str, u8)>, width: u16) {
-    let len =
-        |h: &[(&str, &str, u8)]| -> usize { h.iter().map(|(k, l, _)| k.len() + l.len() + 1).sum() };
-    while len(h) > usize::from(width) + 1 {
-        let Some(i) = h
-            .iter()
-            .enumerate()
-            .filter(|(_, x)| x.2 > 0)
-            .max_by_key(|(_, x)| x.2)
-            .map(|(i, _)| i)
-        else {
-            break;
-        };
-        h.remove(i);
-    }
 }
 
 pub fn render(app: &AppState, f: &mut Frame, area: Rect) {

@@ -8,6 +8,7 @@ pub mod header_marks;
 pub mod help;
 pub mod hist;
 pub mod info;
+pub mod key_hints;
 pub mod numa;
 pub mod processes;
 pub mod table;

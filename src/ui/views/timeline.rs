@@ -168,7 +168,7 @@ pub fn footer(app: &AppState, width: u16) -> Option<Line<'static>> {
         hints.insert(1, ("End", "Live", 0));
         hints.insert(5, ("R", "Record", 2));
     }
-    super::footer::drop_to_fit(&mut hints, width);
+    super::key_hints::drop_to_fit(&mut hints, width);
     let mut s = Vec::new();
     for (k, l, _) in hints {
         s.push(Span::styled(k, theme::footer_key()));
