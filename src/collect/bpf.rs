@@ -21,13 +21,8 @@ use crate::model::{
     ThreadSample, Topology,
 };
 
-pub(super) mod skel {
-    #![allow(clippy::all, clippy::pedantic, non_camel_case_types, unused_imports)]
-    include!(concat!(env!("OUT_DIR"), "/schedtop.skel.rs"));
-}
-pub(super) use skel::types as skel_types;
-use skel::types::{cpu_stats, drop_stats, thread_stats};
-use skel::SchedtopSkel;
+use super::bpf_skel::types::{cpu_stats, drop_stats, thread_stats};
+use super::bpf_skel::SchedtopSkel;
 
 /// Run-queue length sampling frequency (the runqlen default; off the 250 Hz
 /// tick so samples do not lock onto it).

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, ProgramInput};
 
-use super::bpf::skel::{SchedtopSkel, SchedtopSkelBuilder};
+use super::bpf_skel::{SchedtopSkel, SchedtopSkelBuilder};
 use super::features::{Feature, Features};
 use super::system::monotonic_ns;
 use crate::model::Topology;

@@ -10,7 +10,7 @@
 //!   without its final switch being traced: counted.
 use crate::model::fasthash::{IdMap, IdSet};
 
-use super::bpf::skel_types::thread_stats;
+use super::bpf_skel::types::thread_stats;
 
 /// (tid, start time): a thread, across tid reuse.
 pub type ThreadKey = (u32, u64);
