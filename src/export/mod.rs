@@ -8,3 +8,4 @@ pub mod openmetrics_encode;
 pub mod openmetrics_totals;
 pub mod perfetto;
 pub mod screenshot;
+pub mod why_json;

@@ -13,6 +13,8 @@ pub mod rates;
 pub mod sample;
 pub mod trigger;
 pub mod trigger_eval;
+pub mod why;
+pub mod why_resolve;
 
 pub use cgroup::{CgroupRow, CgroupSample, Pressure};
 pub use hist::Log2Hist;

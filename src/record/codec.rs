@@ -530,6 +530,7 @@ fn decode_threads(
             exited: f & F_EXITED != 0,
             attrs,
             cgroup: None,
+            why: None,
         });
     }
     for st in [&ids, &flags, &meta, &strs, &small, &ns, &ns_lo, &hist] {

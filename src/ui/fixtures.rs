@@ -236,6 +236,22 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
             nice: Some((s.tid % 3) as i8 * 5 - 5),
         },
         cgroup: None,
+        why: bpf.then(|| why_of(s.tid, migr, vol)),
+    }
+}
+
+/// Causes and reasons that add up to the thread's own counts: a third of its
+/// moves wakeup placement, the rest load balance; it blocks on one of three
+/// things by its tid.
+fn why_of(tid: u32, migr: u64, vol: u64) -> crate::model::why::WhySample {
+    let mut blocked_on = [0; crate::model::why::BLOCK_REASONS];
+    let main = [0, 2, 3][tid as usize % 3];
+    blocked_on[main] = vol - vol / 4;
+    blocked_on[1] = vol / 4;
+    crate::model::why::WhySample {
+        migrations_by_cause: [migr / 3, migr - migr / 3, 0, 0, 0],
+        blocked_on,
+        ..Default::default()
     }
 }
 
