@@ -112,6 +112,10 @@ fn more_spinners_than_cpus_are_load_balanced_never_affinity() {
         "causes {total:?}"
     );
     assert_eq!(total[MigCause::Affinity as usize], 0, "causes {total:?}");
+    // the recording keeps them exactly
+    use schedtop::record::codec::{decode, encode};
+    assert_eq!(decode(&encode(&a, None), None).unwrap(), a);
+    assert_eq!(decode(&encode(&b, Some(&a)), Some(&a)).unwrap(), b);
 }
 
 /// Runs `body` in `n` threads for `secs`, checks that each blocks on
