@@ -49,7 +49,7 @@ fn reasons(w: &WhyCounts) -> Line<'static> {
         .map(|&r| (r, w.blocked_on[r as usize]))
         .filter(|&(_, n)| n > 0)
         .collect();
-    by.sort_by(|a, b| b.1.cmp(&a.1));
+    by.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
     if by.is_empty() {
         s.push(Span::styled(" nothing this interval", theme::exited()));
     }
