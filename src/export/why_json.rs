@@ -60,3 +60,73 @@ pub fn entries<M: SerializeMap>(m: &mut M, row: &Row) -> Result<(), M::Error> {
     m.serialize_entry("preempted_by", &w.map(Preemptors))?;
     m.serialize_entry("preempted_by_other", &w.map(|w| w.preempted_by_rest))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::export::json::ThreadRecord;
+    use crate::model::interval::derive;
+    use crate::model::why::WhySample;
+    use crate::model::{Sample, ThreadSample};
+
+    fn thread(tid: u32, comm: &str, migr: u64, vol: u64, why: WhySample) -> ThreadSample {
+        ThreadSample {
+            tid,
+            pid: tid,
+            comm: comm.into(),
+            process_comm: comm.into(),
+            voluntary: vol,
+            migrations: Some(migr),
+            why: Some(why),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_contract_names_with_other_filling_the_unattributed() {
+        let before = Sample {
+            mono_ns: 1_000_000_000,
+            threads: vec![
+                thread(10, "victim", 5, 100, WhySample::default()),
+                thread(11, "bully", 0, 0, WhySample::default()),
+            ],
+            ..Default::default()
+        };
+        let why = WhySample {
+            migrations_by_cause: [1, 2, 0, 0, 0],
+            blocked_on: [0, 0, 0, 30, 0, 0, 0, 0, 0],
+            preempted_by: vec![(11, 7), (99, 1)],
+            preempted_by_rest: 2,
+        };
+        let after = Sample {
+            mono_ns: 2_000_000_000,
+            threads: vec![
+                // 4 migrations (1 unattributed), 32 blocks (2 unattributed)
+                thread(10, "victim", 9, 132, why),
+                thread(11, "bully", 0, 0, WhySample::default()),
+            ],
+            ..Default::default()
+        };
+        let d = derive(Some(&before), &after, 1.0);
+        let v = serde_json::to_value(ThreadRecord(d.threads[0].clone())).unwrap();
+        assert_eq!(
+            v["migrations_by_cause"],
+            serde_json::json!({"wakeup": 1, "load_balance": 2, "numa_balance": 0, "affinity": 0, "other": 1})
+        );
+        assert_eq!(v["blocked_on"]["pipe"], 30);
+        assert_eq!(v["blocked_on"]["other"], 2);
+        assert_eq!(v["blocked_on"].as_object().unwrap().len(), 9);
+        assert_eq!(
+            v["preempted_by"],
+            serde_json::json!([
+                {"tid": 11, "comm": "bully", "pid": 11, "count": 7},
+                {"tid": 99, "comm": "", "pid": 0, "count": 1}
+            ])
+        );
+        assert_eq!(v["preempted_by_other"], 2);
+        // a source without the figures: null, not zeros
+        let mut plain = d.threads[0].clone();
+        plain.why = None;
+        let v = serde_json::to_value(ThreadRecord(plain)).unwrap();
+        assert!(v["blocked_on"].is_null() && v["preempted_by"].is_null());
+    }
+}
