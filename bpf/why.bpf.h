@@ -142,16 +142,33 @@ static __noinline u32 why_fd_class(struct task_struct *t, long fd)
 	return BLK_OTHER;
 }
 
-/* Where t's user registers were saved on entry to the kernel. */
-static __always_inline struct pt_regs *why_user_regs(struct task_struct *t)
+/* t's saved user registers (syscall number, return value, fd argument,
+ * code segment); false if they cannot be read. */
+static __always_inline bool why_user_regs(struct task_struct *t, long *nr, long *ax, long *di,
+					  unsigned long *cs)
 {
-	/* 5.15+: the helper (it knows FRED's padding, 6.9+) */
-	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
-		return (struct pt_regs *)bpf_task_pt_regs(t);
+	struct pt_regs *regs;
+
+	/* 5.15+: the helper (it knows FRED's padding, 6.9+) returns a trusted
+	 * pointer: plain loads, no helper call per field */
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(t);
+		if (!regs)
+			return false;
+		*nr = regs->orig_ax;
+		*ax = regs->ax;
+		*di = regs->di;
+		*cs = regs->cs;
+		return true;
+	}
 	/* before: task_pt_regs() of arch/x86/include/asm/processor.h, the top
 	 * of the kernel stack (no padding on x86-64 before FRED) */
-	return (struct pt_regs *)((char *)t->stack + THREAD_SIZE_X86_64 -
+	regs = (struct pt_regs *)((char *)t->stack + THREAD_SIZE_X86_64 -
 				  bpf_core_type_size(struct pt_regs));
+	return !bpf_core_read(nr, sizeof(*nr), &regs->orig_ax) &&
+	       !bpf_core_read(ax, sizeof(*ax), &regs->ax) &&
+	       !bpf_core_read(di, sizeof(*di), &regs->di) &&
+	       !bpf_core_read(cs, sizeof(*cs), &regs->cs);
 }
 
 /* What `t` blocks on at a voluntary switch-out, from the system call it is
@@ -160,21 +177,19 @@ static __always_inline struct pt_regs *why_user_regs(struct task_struct *t)
  * -1, so -1 here is the page-fault handler, unless the task is stopped or
  * traced). A thread blocked after its syscall returned (exit-to-user work)
  * is "other", as is a kernel thread not waiting for I/O. */
-static __noinline u32 why_block_reason(struct task_struct *t, struct thread_stats *s, u32 state)
+static __always_inline u32 why_block_reason(struct task_struct *t, struct thread_stats *s,
+					    u32 state)
 {
-	struct pt_regs *regs;
 	long nr = 0, ax = 0, fd = 0;
 	unsigned long cs = 0;
 	u32 r, c;
 
-	if (BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait))
+	/* a direct load (tp_btf's task is trusted), no helper call */
+	if (BPF_CORE_READ_BITFIELD(t, in_iowait))
 		return BLK_DISK_IO;
 	if (t->flags & PF_KTHREAD)
 		return BLK_OTHER;
-	regs = why_user_regs(t);
-	if (!regs || bpf_core_read(&nr, sizeof(nr), &regs->orig_ax) ||
-	    bpf_core_read(&ax, sizeof(ax), &regs->ax) ||
-	    bpf_core_read(&cs, sizeof(cs), &regs->cs))
+	if (!why_user_regs(t, &nr, &ax, &fd, &cs))
 		return BLK_OTHER;
 	if (nr == -1)
 		return (state & TASK_STOPPED_OR_TRACED) ? BLK_OTHER : BLK_PAGE_FAULT;
@@ -186,8 +201,6 @@ static __noinline u32 why_block_reason(struct task_struct *t, struct thread_stat
 	/* read/write family: the fd's type. A ping-pong thread blocks on the
 	 * same fd every time: the last answer is kept (an fd closed and reused
 	 * for another type in between is misclassified once). */
-	if (bpf_core_read(&fd, sizeof(fd), &regs->di))
-		return BLK_OTHER;
 	if (s->last_fd_class && s->last_fd == fd)
 		return s->last_fd_class - 1;
 	c = why_fd_class(t, fd);
@@ -210,6 +223,9 @@ static __always_inline void why_switch_out(struct task_struct *prev, struct task
 
 	if (voluntary) {
 		r = why_block_reason(prev, s, state);
+		/* hide what the compiler knows, so the bound check stays on the
+		 * register used as the index (the verifier needs it there) */
+		asm volatile("" : "+r"(r));
 		if (r < BLOCK_REASONS)
 			s->blocked_on[r] += voluntary;
 	}

@@ -269,7 +269,16 @@ fn two_spinners_on_one_cpu_are_each_others_top_preemptor() {
     let _g = serial();
     let cpu = *allowed_cpus().last().unwrap();
     let Some(mut src) = source() else { return };
-    let w = Workload::spinners(2, cpu);
+    // nice -20: other processes' busy threads on that CPU (this machine is
+    // shared) get ~1 % of it, so they preempt the pair rarely
+    let w = Workload::spawn(2, move |stop| {
+        pin_to(cpu);
+        // SAFETY: setpriority on the calling thread (who 0).
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -20) };
+        while !stop.load(Ordering::Relaxed) {
+            std::hint::spin_loop();
+        }
+    });
     std::thread::sleep(Duration::from_millis(200));
     let a = src.drain().unwrap();
     std::thread::sleep(Duration::from_secs(2));
@@ -283,10 +292,11 @@ fn two_spinners_on_one_cpu_are_each_others_top_preemptor() {
         assert_eq!(top.pid, getpid());
         let listed: u64 = why.preempted_by.iter().map(|p| p.count).sum();
         let involuntary = thread_of(&b, me).involuntary - thread_of(&a, me).involuntary;
-        // a pair counted while the drain reads and empties the map is lost
+        // the map is emptied a moment before the threads' counters are
+        // read: a preemption in between lands in the neighbouring interval
         let named = listed + why.preempted_by_rest;
         assert!(
-            named <= involuntary && named * 100 >= involuntary * 95,
+            named.abs_diff(involuntary) * 100 <= involuntary * 5,
             "{me}: {named} preemptors named for {involuntary} involuntary switch-outs"
         );
     }
