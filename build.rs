@@ -50,6 +50,7 @@ fn main() {
         "flight.bpf.c",
         "flight.h",
         "kernel_types.h",
+        "why.bpf.h",
     ] {
         println!("cargo:rerun-if-changed=bpf/{f}");
     }

@@ -105,8 +105,45 @@ struct css_set {
 	struct cgroup *dfl_cgrp;
 } __attribute__((preserve_access_index));
 
+/* why.bpf.h: affinity, the open files, the saved user registers */
+struct cpumask {
+	unsigned long bits[16];
+} __attribute__((preserve_access_index));
+struct inode {
+	unsigned short i_mode;
+} __attribute__((preserve_access_index));
+struct file {
+	struct inode *f_inode;
+} __attribute__((preserve_access_index));
+struct fdtable {
+	unsigned int max_fds;
+	struct file **fd;
+} __attribute__((preserve_access_index));
+struct files_struct {
+	struct fdtable *fdt;
+} __attribute__((preserve_access_index));
+/* x86-64's saved user registers (arch/x86/include/asm/ptrace.h) */
+struct pt_regs {
+	unsigned long ax;
+	unsigned long di;
+	unsigned long orig_ax;
+	unsigned long cs;
+} __attribute__((preserve_access_index));
+/* only the enumerator's name matters: does the kernel have the helper */
+enum bpf_func_id {
+	BPF_FUNC_task_pt_regs = 175,
+};
+
 struct task_struct {
 	struct thread_info thread_info;
+	/* 2 = TASK_ON_RQ_MIGRATING: taken off a queue to be moved */
+	int on_rq;
+	unsigned int flags;
+	void *stack;
+	struct cpumask cpus_mask;
+	struct files_struct *files;
+	/* set by io_schedule_prepare() */
+	unsigned int in_iowait:1;
 	struct sched_entity se;
 	struct sched_info sched_info;
 	unsigned int __state;

@@ -282,7 +282,10 @@ static __always_inline void save_exited(struct task_struct *t, struct thread_sta
 		bpf_map_delete_elem(&thread_hash, &key.tid);
 }
 
-static __always_inline void switch_out(struct task_struct *prev, bool preempt)
+#include "why.bpf.h"
+
+static __always_inline void switch_out(struct task_struct *prev, struct task_struct *next,
+				       bool preempt)
 {
 	struct thread_stats *s = stats_of(prev);
 	u64 nvcsw, nivcsw, runtime, run_delay, pcount, switches, arrivals, slot;
@@ -330,6 +333,7 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempt)
 		if (slot < HIST_SLOTS)
 			s->wait_hist[slot] += arrivals;
 	}
+	why_switch_out(prev, next, s, nvcsw - s->nvcsw, nivcsw - s->nivcsw, state);
 	s->mark_runtime = runtime;
 	s->mark_run_delay = run_delay;
 	s->mark_pcount = pcount;
@@ -354,7 +358,7 @@ int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_
 		c->switches++;
 	/* tid 0 is the per-CPU idle task: not a thread anyone runs */
 	if (prev_tid)
-		switch_out(prev, preempt);
+		switch_out(prev, next, preempt);
 	return 0;
 }
 
@@ -371,6 +375,7 @@ int BPF_PROG(handle_migrate, struct task_struct *p, int dest_cpu)
 
 	if (p->pid == 0)
 		return 0;
+	why_migrate(p, from);
 	/* The per-thread total is the kernel's own se.nr_migrations, read by
 	 * the iterator. Only moves across nodes need the thread's storage, so
 	 * a one-node machine never touches it here (this runs in softirq

@@ -16,6 +16,37 @@
 
 #define TASK_COMM_LEN 16
 
+/* Migration causes (why.bpf.h), in this order in thread_stats.mig_cause */
+#define MIG_WAKEUP 0
+#define MIG_LOAD_BALANCE 1
+#define MIG_NUMA 2
+#define MIG_AFFINITY 3
+#define MIG_OTHER 4
+#define MIG_CAUSES 5
+
+/* What a voluntary switch-out blocked on (why.bpf.h), in this order in
+ * thread_stats.blocked_on */
+#define BLK_FUTEX 0
+#define BLK_SLEEP 1
+#define BLK_POLL 2
+#define BLK_PIPE 3
+#define BLK_SOCKET 4
+#define BLK_DISK_IO 5
+#define BLK_PAGE_FAULT 6
+#define BLK_CHILD 7
+#define BLK_OTHER 8
+#define BLOCK_REASONS 9
+/* syscall_reason[] value of the read/write family: the fd's type decides */
+#define BLK_BY_FD 15
+/* syscall_reason[] size: syscall numbers at or above it are "other" */
+#define SYSCALL_SLOTS 512
+
+/* (victim, the thread that ran next when the victim was preempted) */
+struct preempt_key {
+	u32 victim;
+	u32 preemptor;
+};
+
 struct thread_key {
 	u32 tid;
 	u32 pad;
@@ -83,6 +114,16 @@ struct thread_stats {
 	 * the cpu controller's hierarchy; v2: the default one), filled by the
 	 * iterator; 0 where unknown */
 	u64 cgroup_id;
+	/* why.bpf.h: cumulative counts since the probes attached (or since
+	 * the thread began, if later) */
+	u64 mig_cause[MIG_CAUSES];
+	u64 blocked_on[BLOCK_REASONS];
+	/* the fd of the last blocking read/write and its class + 1 (0: none) */
+	s64 last_fd;
+	u32 last_fd_class;
+	/* a sched_move_numa / sched_swap_numa for this thread fired: its next
+	 * migration is NUMA balancing */
+	u32 numa_pending;
 };
 
 /* What the running kernel offers, as the program's own CO-RE relocations see
@@ -109,6 +150,9 @@ struct drop_stats {
 	/* task storage could not be had (allocation failure or recursion),
 	 * or the tid-keyed fallback map was full */
 	u64 storage_unavailable;
+	/* involuntary switch-outs whose (victim, preemptor) pair did not fit
+	 * the preempt_pairs map */
+	u64 preempt_pairs_full;
 };
 
 #endif

@@ -165,7 +165,10 @@ fn nice_reaches_the_column_json_csv_and_the_recording() {
     w.write_sample(&b).unwrap();
     w.finish().unwrap();
     let mut r = Reader::open(&path).unwrap();
-    assert_eq!(r.header().format_version, 3);
+    assert_eq!(
+        r.header().format_version,
+        schedtop::record::format::FORMAT_VERSION
+    );
     assert_eq!(r.sample(1).unwrap(), b, "the format keeps the attributes");
     let mut out = Vec::new();
     let opts = DumpOptions {

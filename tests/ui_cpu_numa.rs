@@ -347,11 +347,12 @@ fn xnode_column_in_the_threads_table() {
     let s = screen(&app, 200, 50);
     let head = s.lines().find(|l| l.contains("TID")).unwrap();
     assert!(
-        head.trim_end().ends_with("MIGR/s XNODE/s  NI CGROUP"),
+        head.trim_end()
+            .ends_with("MIGR/s XNODE/s  NI BLOCKS ON  MIG BY CGROUP"),
         "{head}"
     );
-    // the columns up to the cgroup's short name (which may hold a space)
-    let cut = head.find(" CGROUP").unwrap();
+    // the columns up to the why columns and the cgroup (which may hold spaces)
+    let cut = head.find(" BLOCKS ON").unwrap();
     let row = s.lines().find(|l| l.contains("crunch-41")).unwrap();
     let cols: Vec<&str> = row[..cut].split_whitespace().collect();
     // migrations, cross-node migrations, then the nice value

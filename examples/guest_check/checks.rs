@@ -219,13 +219,14 @@ pub fn migrations(src: &mut LiveSource) -> Outcome {
             .saturating_sub(t0.migrations.unwrap_or(0));
         let xnode = (t1.cross_node_migrations.unwrap_or(0))
             .saturating_sub(t0.cross_node_migrations.unwrap_or(0));
+        let affinity = crate::why::cause(t0, t1, schedtop::model::why::MigCause::Affinity);
         let line = format!(
-            "{moves} moves CPU {a_cpu} (node {}) <-> CPU {b_cpu} (node {}): schedtop {ours} migrations, {xnode} cross-node; kernel se.nr_migrations +{}",
+            "{moves} moves CPU {a_cpu} (node {}) <-> CPU {b_cpu} (node {}): schedtop {ours} migrations, {xnode} cross-node, {affinity} by affinity; kernel se.nr_migrations +{}",
             nodes[0],
             nodes[1],
             k1 - k0
         );
-        if ours == k1 - k0 && k1 - k0 >= moves && xnode > 0 {
+        if ours == k1 - k0 && k1 - k0 >= moves && xnode > 0 && affinity == ours {
             Ok(line)
         } else {
             Err(line)

@@ -12,6 +12,7 @@ mod kernel;
 #[allow(dead_code)]
 mod perfetto;
 mod trace;
+mod why;
 mod workload;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -109,6 +110,8 @@ fn main() {
     report.run("migrations", || checks::migrations(&mut src));
     report.run("thread exits", || checks::exits(&mut src));
     report.run("cgroup v2", || cgroup_v2::cgroup_v2(&mut src));
+    report.run("migration causes", || why::load_balance(&mut src));
+    report.run("block reasons", || why::block_reasons(&mut src));
     drop(src); // the tracer attaches its own probes
     report.run("tracer", || trace::trace(&schedtop));
     println!("RESULT {} passed, {} failed", report.pass, report.fail);

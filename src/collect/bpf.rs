@@ -237,6 +237,7 @@ impl BpfSource {
             self.sweep_tid_map(iter_start_ns)?;
         }
 
+        let mut pairs = super::why_drain::take_pairs(&self.skel.maps.preempt_pairs)?;
         let born_after = self.last_drain_ns;
         let mut threads = Vec::with_capacity(drained.threads.len());
         let mut cgroups = CgroupTable::default();
@@ -269,6 +270,7 @@ impl BpfSource {
                     nice: (!*is_exited).then_some(s.nice as i8),
                 },
                 cgroup: self.cgroups.intern_id(&mut cgroups, s.cgroup_id),
+                why: Some(super::why_drain::why_of(s, &mut pairs)),
             });
         }
         self.last_drain_ns = mono_ns;
@@ -377,6 +379,7 @@ impl BpfSource {
             migration_matrix_overflow: d.migration_matrix_overflow,
             torn_reads: self.book.torn_reads,
             exits_untraced: self.book.exits_untraced,
+            preempt_pairs_full: d.preempt_pairs_full,
         })
     }
 }

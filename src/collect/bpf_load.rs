@@ -81,6 +81,7 @@ fn open_and_load(nr_cpus: u32, storage: Storage, attach_ns: u64) -> Result<Sched
             std::path::Path::new("/"),
         );
         ro.cgroup_v1_cpu = layout.cpu_v1.is_some() as u32;
+        super::why_syscalls::fill(&mut ro.syscall_reason);
     }
     open.maps
         .migration_matrix

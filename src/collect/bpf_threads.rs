@@ -54,6 +54,8 @@ fn mend(torn: &thread_stats, good: &thread_stats) -> thread_stats {
     out.cross_node_migrations = good.cross_node_migrations;
     out.slice_hist = good.slice_hist;
     out.wait_hist = good.wait_hist;
+    out.mig_cause = good.mig_cause;
+    out.blocked_on = good.blocked_on;
     out.seen = good.seen;
     out.torn = 0;
     if out.cgroup_id == 0 {

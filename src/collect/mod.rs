@@ -17,6 +17,8 @@ pub mod sampler;
 pub mod source;
 pub mod system;
 pub mod topology;
+mod why_drain;
+mod why_syscalls;
 
 use std::path::Path;
 

@@ -103,6 +103,7 @@ impl ProcfsReader {
                 attrs: ThreadAttrs {
                     nice: i8::try_from(stat.nice).ok(),
                 },
+                why: None,
                 cgroup: self.cgroups.intern_proc(cgroups, task.pid as u32, tid),
             });
         }

@@ -98,6 +98,7 @@ impl Serialize for ThreadRecord {
         for (name, metric) in metrics::fields() {
             m.serialize_entry(name, &JsonValue((metric.get)(&self.0)))?;
         }
+        crate::export::why_json::entries(&mut m, &self.0)?;
         m.end()
     }
 }

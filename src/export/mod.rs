@@ -10,3 +10,4 @@ pub mod openmetrics_encode;
 pub mod openmetrics_totals;
 pub mod perfetto;
 pub mod screenshot;
+pub mod why_json;

@@ -9,6 +9,7 @@ use crate::model::cgroup::{CgroupAcc, CgroupRow};
 use crate::model::cgroup_name::short_name;
 
 use crate::model::rates::{counter_delta, elapsed_s, intervals, ThreadInterval};
+use crate::model::why::WhyCounts;
 use crate::model::{Log2Hist, Sample, ThreadAttrs};
 
 /// What a row stands for, stable across Samples (a reused tid is a new thread).
@@ -55,6 +56,9 @@ pub struct Row {
     /// the interval's histograms (None where the source has none)
     pub slice_hist: Option<Log2Hist>,
     pub wait_hist: Option<Log2Hist>,
+    /// the interval's migration causes, block reasons and preemptors (None
+    /// where the source has none)
+    pub why: Option<WhyCounts>,
     /// the thread's settings (a process: its main thread's)
     pub attrs: ThreadAttrs,
     /// the cgroup path (a process: its main thread's); None where unknown
@@ -95,6 +99,7 @@ struct Totals {
     cross_node_migrations: Option<u64>,
     slice_hist: Option<Log2Hist>,
     wait_hist: Option<Log2Hist>,
+    why: Option<WhyCounts>,
 }
 
 impl Totals {
@@ -108,6 +113,7 @@ impl Totals {
             cross_node_migrations: i.cross_node_migrations,
             slice_hist: i.slice_hist.clone(),
             wait_hist: i.wait_hist.clone(),
+            why: i.why.clone(),
         }
     }
 
@@ -126,6 +132,9 @@ impl Totals {
         }
         merge_hist(&mut self.slice_hist, &o.slice_hist);
         merge_hist(&mut self.wait_hist, &o.wait_hist);
+        if let Some(w) = &o.why {
+            self.why.get_or_insert_with(WhyCounts::default).add(w);
+        }
     }
 }
 
@@ -162,6 +171,10 @@ fn fill(row: &mut Row, t: Option<&Totals>, dt: f64) {
         .map(|m| ThreadInterval::per_s(m, dt));
     row.slice_hist = t.slice_hist.clone();
     row.wait_hist = t.wait_hist.clone();
+    row.why = t.why.clone();
+    if let Some(w) = row.why.as_mut() {
+        w.label();
+    }
 }
 
 fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
@@ -190,6 +203,7 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         xnode_s: None,
         slice_hist: None,
         wait_hist: None,
+        why: None,
         attrs: ThreadAttrs::default(),
         cgroup: None,
         cgroup_name: None,
@@ -284,13 +298,14 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         }
         threads.push(row);
     }
-    let processes = procs
+    let mut processes: Vec<Row> = procs
         .into_values()
         .map(|(mut r, t)| {
             fill(&mut r, t.as_ref(), dt);
             r
         })
         .collect();
+    crate::model::why_resolve::preemptors(cur, &mut threads, &mut processes);
     Derived {
         threads,
         processes,
@@ -328,6 +343,7 @@ pub fn since_start(
             cross_node_migrations: t.cross_node_migrations,
             slice_hist: t.slice_hist.clone(),
             wait_hist: t.wait_hist.clone(),
+            why: None,
             anomalies: 0,
         });
         total.add(&Totals::from_interval(&iv));

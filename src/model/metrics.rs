@@ -94,6 +94,15 @@ fn opt_f(v: Option<f64>) -> Value<'static> {
     v.map_or(Value::None, Value::F)
 }
 
+/// Empty text is unknown (nothing happened to tell)
+fn text(t: &str) -> Value<'_> {
+    if t.is_empty() {
+        Value::None
+    } else {
+        Value::Text(t)
+    }
+}
+
 fn hist(h: &Option<Log2Hist>) -> Value<'_> {
     h.as_ref().map_or(Value::None, Value::Hist)
 }
@@ -271,6 +280,22 @@ pub static METRICS: &[Metric] = &[
         field: Some("nice"),
         get: |r| r.attrs.nice.map_or(Value::None, |n| Value::I(n.into())),
         help: Some("NI: the thread's nice value, -20 (favoured) to 19"),
+    },
+    Metric {
+        key: "blocks_on",
+        unit: Unit::Name,
+        column: col("BLOCKS ON", 10, 14),
+        field: None,
+        get: |r| r.why.as_ref().map_or(Value::None, |w| text(&w.blocks_on)),
+        help: Some("BLOCKS ON: what blocking switch-outs wait for most, and its share"),
+    },
+    Metric {
+        key: "migrated_by",
+        unit: Unit::Name,
+        column: col("MIG BY", 6, 15),
+        field: None,
+        get: |r| r.why.as_ref().map_or(Value::None, |w| text(w.migrated_by)),
+        help: Some("MIG BY: main migration cause (wake, bal, numa, aff, other)"),
     },
     Metric {
         key: "cgroup",

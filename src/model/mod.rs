@@ -14,6 +14,8 @@ pub mod rates;
 pub mod sample;
 pub mod trigger;
 pub mod trigger_eval;
+pub mod why;
+pub mod why_resolve;
 
 pub use cgroup::CgroupRow;
 pub use cgroup_sample::{CgroupSample, Pressure};

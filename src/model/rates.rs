@@ -7,6 +7,7 @@ use super::fasthash::IdMap;
 
 use super::hist::Log2Hist;
 use super::sample::{Sample, ThreadSample};
+use super::why::{self, WhyCounts};
 
 /// What happened to one thread during one interval.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +20,8 @@ pub struct ThreadInterval {
     pub cross_node_migrations: Option<u64>,
     pub slice_hist: Option<Log2Hist>,
     pub wait_hist: Option<Log2Hist>,
+    /// migration causes and block reasons (None where the source has none)
+    pub why: Option<WhyCounts>,
     /// counters and histogram slots of this thread that went down since
     /// its previous Sample (counted as no change; see `counter_delta`)
     pub anomalies: u32,
@@ -97,6 +100,17 @@ pub fn thread_interval(cur: &ThreadSample, prev: Option<&ThreadSample>) -> Optio
                 .map(|m| delta_counted(m, p.cross_node_migrations.unwrap_or(0), &mut a)),
             slice_hist: hist_delta(&cur.slice_hist, Some(&p.slice_hist), &mut a),
             wait_hist: hist_delta(&cur.wait_hist, Some(&p.wait_hist), &mut a),
+            why: cur.why.as_ref().map(|w| {
+                let m = cur
+                    .migrations
+                    .map(|m| counter_delta(m, p.migrations.unwrap_or(0)));
+                why::interval(
+                    w,
+                    p.why.as_ref(),
+                    m,
+                    counter_delta(cur.voluntary, p.voluntary),
+                )
+            }),
             anomalies: a,
         }),
         None => {
@@ -110,6 +124,10 @@ pub fn thread_interval(cur: &ThreadSample, prev: Option<&ThreadSample>) -> Optio
                 cross_node_migrations: cur.cross_node_migrations,
                 slice_hist: hist_delta(&cur.slice_hist, None, &mut a),
                 wait_hist: hist_delta(&cur.wait_hist, None, &mut a),
+                why: cur.why.as_ref().map(|w| {
+                    let v = counter_delta(cur.voluntary, b.voluntary);
+                    why::interval(w, None, cur.migrations, v)
+                }),
                 anomalies: a,
             })
         }

@@ -111,6 +111,10 @@ pub struct ThreadSample {
     /// `Sample::cgroups`; None where unknown.
     #[serde(default)]
     pub cgroup: Option<u32>,
+    /// Migration causes, block reasons and preemptors; None where the
+    /// source cannot see them (procfs, older recordings).
+    #[serde(default)]
+    pub why: Option<crate::model::why::WhySample>,
 }
 
 /// A thread's settings as last seen: shown as they are, no rates. The
@@ -180,6 +184,10 @@ pub struct Losses {
     /// their last interval's counts are lost
     #[serde(default)]
     pub exits_untraced: u64,
+    /// preemptions whose (victim, preemptor) pair did not fit the probe's
+    /// bounded map: counted, not attributed
+    #[serde(default)]
+    pub preempt_pairs_full: u64,
 }
 
 impl Losses {
@@ -188,6 +196,7 @@ impl Losses {
             .saturating_add(self.migration_matrix_overflow)
             .saturating_add(self.torn_reads)
             .saturating_add(self.exits_untraced)
+            .saturating_add(self.preempt_pairs_full)
     }
 }
 

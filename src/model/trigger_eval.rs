@@ -142,6 +142,7 @@ mod tests {
             xnode_s: None,
             slice_hist: None,
             wait_hist: Some(wait_hist),
+            why: None,
             attrs: ThreadAttrs::default(),
             cgroup: None,
             cgroup_name: None,

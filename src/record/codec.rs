@@ -12,6 +12,7 @@ pub(super) use super::codec_budget::Budget;
 pub use super::codec_budget::{decoded_size, MAX_DECODED};
 use super::codec_cgroups::{decode_cgroups, encode_cgroups, has_cgroups};
 use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
+use super::codec_why::{decode_why, encode_why, has_why};
 pub use super::codec_zstd::{compress, decompress, stream_sizes};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
 use crate::model::{
@@ -94,9 +95,14 @@ pub fn encode_split(cur: &Sample, prev: Option<&Sample>) -> (Vec<u8>, Vec<usize>
     encode_cpus(&mut out, &cur.cpus, &p.cpus);
     encode_migrations(&mut out, &cur.migrations, &p.migrations);
     let mut splits = encode_threads(&mut out, &cur.threads, &p.threads);
-    if has_cgroups(cur) {
+    let why = has_why(cur);
+    if has_cgroups(cur) || why {
         splits.push(out.len());
         encode_cgroups(&mut out, cur, p);
+    }
+    if why {
+        splits.push(out.len());
+        encode_why(&mut out, cur, p);
     }
     (out, splits)
 }
@@ -135,6 +141,10 @@ fn decode_sample(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
     if !c.is_empty() {
         decode_cgroups(&mut c, &mut s, p)?;
         budget.items::<CgroupSample>(s.cgroups.len())?;
+    }
+    // format 4: the why figures follow the cgroups
+    if !c.is_empty() {
+        decode_why(&mut c, &mut s, p)?;
     }
     if !c.is_empty() {
         return Err(DecodeError("trailing bytes after Sample"));
@@ -530,6 +540,7 @@ fn decode_threads(
             exited: f & F_EXITED != 0,
             attrs,
             cgroup: None,
+            why: None,
         });
     }
     for st in [&ids, &flags, &meta, &strs, &small, &ns, &ns_lo, &hist] {

@@ -80,3 +80,48 @@ fn odd_values_round_trip() {
     assert_eq!(back.threads, b.threads);
     assert!(back.system.load[0].is_nan());
 }
+
+/// Samples with "why" figures: causes and reasons growing, preemptors per
+/// interval, one thread without any.
+fn with_why() -> Vec<Sample> {
+    let mut samples = synthetic_samples(&SynthOptions {
+        threads: 20,
+        samples: 4,
+        ..Default::default()
+    });
+    for (k, s) in samples.iter_mut().enumerate() {
+        let k = k as u64;
+        s.system.losses.preempt_pairs_full = k * 3;
+        for (i, t) in s.threads.iter_mut().enumerate().skip(1) {
+            let i = i as u64;
+            t.why = Some(crate::model::why::WhySample {
+                migrations_by_cause: [k, 2 * k, 0, i, k * i],
+                blocked_on: [k * 7, 0, i, 0, 0, k, 0, 0, u64::MAX - k],
+                preempted_by: (0..(i % 9)).map(|p| (p as u32 + 7, p * k + 1)).collect(),
+                preempted_by_rest: k,
+            });
+        }
+    }
+    samples
+}
+
+#[test]
+fn why_figures_round_trip_and_truncations_fail() {
+    let samples = with_why();
+    let mut prev: Option<&Sample> = None;
+    for s in &samples {
+        let back = decode(&encode(s, prev), prev).unwrap();
+        assert_eq!(&back, s);
+        prev = Some(s);
+    }
+    let raw = encode(&samples[2], Some(&samples[1]));
+    let whole = decode(&raw, Some(&samples[1])).unwrap();
+    for cut in 0..raw.len() {
+        // a cut at a section boundary reads as an older format: without
+        // the section, never as the whole Sample
+        if let Ok(s) = decode(&raw[..cut], Some(&samples[1])) {
+            assert_ne!(s, whole, "cut {cut}");
+            assert!(s.threads.iter().all(|t| t.why.is_none()), "cut {cut}");
+        }
+    }
+}

@@ -196,6 +196,7 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
     let mut oncpu_ns = 10_000_000_000;
     let mut wait_ns = 700_000_000;
     let mut migr = 30;
+    let mut last_invol = 0;
     let mut slice = spread(s.slice_slot, 2000);
     let mut wait = spread(s.wait_slot, 2000);
     for i in 0..=step {
@@ -207,6 +208,7 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
         let (v, n) = (s.vol * k / 10, s.invol * k / 10);
         vol += v;
         invol += n;
+        last_invol = n;
         let ran_ns = (s.oncpu_ms * 1_000_000).min(1_000_000_000) * k.min(10) / 10;
         oncpu_ns += ran_ns;
         wait_ns += (v + n) * (1u64 << s.wait_slot) * 1000 / 2;
@@ -236,6 +238,31 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
             nice: Some((s.tid % 3) as i8 * 5 - 5),
         },
         cgroup: None,
+        why: bpf.then(|| why_of(s.tid, migr, vol, last_invol)),
+    }
+}
+
+/// Causes and reasons that add up to the thread's own counts: a third of its
+/// moves wakeup placement, the rest load balance; it blocks on one of three
+/// things by its tid.
+/// Its last second's preemptions: half by the spinner (the spinner's by
+/// ffmpeg:enc0), a quarter by a kworker, the rest by others.
+fn why_of(tid: u32, migr: u64, vol: u64, invol: u64) -> crate::model::why::WhySample {
+    let mut blocked_on = [0; crate::model::why::BLOCK_REASONS];
+    let main = [0, 2, 3][tid as usize % 3];
+    blocked_on[main] = vol - vol / 4;
+    blocked_on[1] = vol / 4;
+    crate::model::why::WhySample {
+        migrations_by_cause: [migr / 3, migr - migr / 3, 0, 0, 0],
+        blocked_on,
+        preempted_by: [
+            (if tid == 3001 { 2211 } else { 3001 }, invol / 2),
+            (77, invol / 4),
+        ]
+        .into_iter()
+        .filter(|&(_, n)| n > 0)
+        .collect(),
+        preempted_by_rest: invol - invol / 2 - invol / 4,
     }
 }
 

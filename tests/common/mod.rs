@@ -115,7 +115,7 @@ pub struct Workload {
 }
 
 impl Workload {
-    fn spawn(n: usize, body: impl Fn(&AtomicBool) + Send + Sync + Clone + 'static) -> Workload {
+    pub fn spawn(n: usize, body: impl Fn(&AtomicBool) + Send + Sync + Clone + 'static) -> Workload {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
         let handles = (0..n)

@@ -100,8 +100,13 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
         .unwrap_or_default();
     let line = |y: u16, h: u16| Rect::new(inner.x, y, inner.width, h);
     f.render_widget(Paragraph::new(figures(r, &series)), line(inner.y, 1));
-    let mut y = inner.y + 1;
     let bottom = inner.y + inner.height;
+    let why_h = super::why::height(r).min(bottom - inner.y - 1);
+    f.render_widget(
+        Paragraph::new(super::why::lines(r)),
+        line(inner.y + 1, why_h),
+    );
+    let mut y = inner.y + 1 + why_h;
     let spark_h = if inner.height >= 4 { SPARK_ROWS } else { 1 };
     if y + spark_h <= bottom {
         let w = usize::from(inner.width);
@@ -162,10 +167,10 @@ fn source_has_hists(app: &AppState) -> bool {
 /// Lines the pane needs to show everything: border, figures, sparkline,
 /// then the taller histogram.
 pub fn wanted_height(app: &AppState) -> u16 {
-    let fixed = 1 + 1 + SPARK_ROWS;
     let Some(r) = app.selected_row() else {
         return 1;
     };
+    let fixed = 1 + 1 + super::why::height(r) + SPARK_ROWS;
     if !source_has_hists(app) {
         return fixed + 1;
     }

@@ -15,3 +15,4 @@ pub mod table;
 pub mod threads;
 pub mod timeline;
 pub mod too_small;
+pub mod why;

@@ -1,0 +1,249 @@
+/* The "why" probes, included by schedtop.bpf.c after its per-thread state
+ * helpers: why a thread migrated, what it blocked on at a voluntary
+ * switch-out, and who ran when it was preempted. Counters live at the end of
+ * the thread's record (thread_stats) and are cumulative like the rest. */
+#ifndef SCHEDTOP_WHY_BPF_H
+#define SCHEDTOP_WHY_BPF_H
+
+#define TASK_WAKING 0x0200		/* same value 5.10 .. 6.18 */
+#define TASK_ON_RQ_MIGRATING 2		/* same value 5.10 .. 6.18 */
+#define PF_KTHREAD 0x00200000
+#define TASK_STOPPED_OR_TRACED (0x0004 | 0x0008)
+#define ENOSYS 38
+#define USER32_CS 0x23			/* int 0x80 / ia32: other numbers */
+#define THREAD_SIZE_X86_64 16384	/* without KASAN, before 5.15 */
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+#define S_IFIFO 0010000
+#define S_IFREG 0100000
+#define S_IFBLK 0060000
+
+/* syscall number -> BLK_* + 1 (0: other), filled by user space for the
+ * running architecture before load (src/collect/why_syscalls.rs): one load
+ * instead of a compare chain (BPF has no jump tables). */
+const volatile u8 syscall_reason[SYSCALL_SLOTS] = {};
+
+/* (victim, preemptor) -> involuntary switch-outs since the last drain.
+ * Preallocated (updated with interrupts off); user space reads and empties
+ * it every drain, so it holds one interval's pairs; a pair that does not
+ * fit is counted in drops.preempt_pairs_full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct preempt_key);
+	__type(value, u64);
+} preempt_pairs SEC(".maps");
+
+/* Why `p` moves from CPU `src` (sched_migrate_task fires in set_task_cpu()
+ * before the CPU changes). Checked in this order; each rule was verified on
+ * 6.1, 6.12 and 6.18 (and reads only fields that exist since 5.3):
+ * 1. affinity / cpuset: the source CPU is not in p->cpus_mask. Whatever the
+ *    path (the stopper's migration_cpu_stop(), move_queued_task() in the
+ *    caller, or the next wakeup placing it on an allowed CPU) a task moved
+ *    because of its affinity may no longer run where it is. A thread that
+ *    changes its own affinity is often moved as a wakeup (6.18: it waits for
+ *    the stopper, which sets wake_cpu and wakes it), so this comes first.
+ * 2. NUMA balancing: sched_move_numa / sched_swap_numa fired for the task
+ *    since its last migration (a swapped task that is asleep moves at its
+ *    next wakeup, so this also comes before the wakeup rule).
+ * 3. wakeup placement: try_to_wake_up() sets TASK_WAKING before
+ *    select_task_rq() and set_task_cpu(). Fork placement uses
+ *    __set_task_cpu(): no tracepoint and no se.nr_migrations increment.
+ * 4. load balance: a queued task taken off its queue to be moved has on_rq
+ *    == TASK_ON_RQ_MIGRATING: detach_task() of the periodic, idle and
+ *    new-idle balancers, active balance in the stopper, and also exec
+ *    balancing, CPU unplug and RT/deadline push/pull (all move a queued task
+ *    whose source CPU is allowed).
+ * 5. anything else: other. Never guessed. */
+static __always_inline u32 why_mig_cause(struct task_struct *p, struct thread_stats *s, u32 src)
+{
+	unsigned long word = ~0UL;
+
+	if (src < 1024) {
+		bpf_core_read(&word, sizeof(word), &p->cpus_mask.bits[src / 64]);
+		if (!((word >> (src % 64)) & 1))
+			return MIG_AFFINITY;
+	}
+	if (s && s->numa_pending)
+		return MIG_NUMA;
+	if (task_state(p) & TASK_WAKING)
+		return MIG_WAKEUP;
+	if (p->on_rq == TASK_ON_RQ_MIGRATING)
+		return MIG_LOAD_BALANCE;
+	return MIG_OTHER;
+}
+
+/* Called from the migrate probe. Never creates the thread's state: this
+ * runs in softirq context too (the balancer), where creating task storage
+ * can fail. A move of a thread without state yet is not counted here; user
+ * space counts the difference to se.nr_migrations as "other". */
+static __always_inline void why_migrate(struct task_struct *p, u32 src)
+{
+	struct thread_stats *s = stats_if_any(p);
+	u32 cause = why_mig_cause(p, s, src);
+
+	if (!s)
+		return;
+	s->numa_pending = 0;
+	if (cause < MIG_CAUSES)
+		__sync_fetch_and_add(&s->mig_cause[cause], 1);
+}
+
+static __always_inline void why_numa_mark(struct task_struct *p)
+{
+	struct thread_stats *s;
+
+	if (!p) /* sched_swap_numa's dst_p may be NULL */
+		return;
+	s = stats_if_any(p);
+	if (s)
+		s->numa_pending = 1;
+}
+
+SEC("tp_btf/sched_move_numa")
+int BPF_PROG(why_move_numa, struct task_struct *p, int src_cpu, int dst_cpu)
+{
+	why_numa_mark(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_swap_numa")
+int BPF_PROG(why_swap_numa, struct task_struct *src_p, int src_cpu, struct task_struct *dst_p,
+	     int dst_cpu)
+{
+	why_numa_mark(src_p);
+	why_numa_mark(dst_p);
+	return 0;
+}
+
+/* What fd `fd` of `t` is: pipe, socket, a file or block device (disk), or
+ * other (tty, eventfd, ...). */
+static __noinline u32 why_fd_class(struct task_struct *t, long fd)
+{
+	struct file **fds, *f = 0;
+	u32 max;
+	u16 mode;
+
+	if (fd < 0)
+		return BLK_OTHER;
+	max = BPF_CORE_READ(t, files, fdt, max_fds);
+	if ((u64)fd >= max)
+		return BLK_OTHER;
+	fds = BPF_CORE_READ(t, files, fdt, fd);
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return BLK_OTHER;
+	mode = BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT;
+	if (mode == S_IFIFO)
+		return BLK_PIPE;
+	if (mode == S_IFSOCK)
+		return BLK_SOCKET;
+	if (mode == S_IFREG || mode == S_IFBLK)
+		return BLK_DISK_IO;
+	return BLK_OTHER;
+}
+
+/* t's saved user registers (syscall number, return value, fd argument,
+ * code segment); false if they cannot be read. */
+static __always_inline bool why_user_regs(struct task_struct *t, long *nr, long *ax, long *di,
+					  unsigned long *cs)
+{
+	struct pt_regs *regs;
+
+	/* 5.15+: the helper (it knows FRED's padding, 6.9+) returns a trusted
+	 * pointer: plain loads, no helper call per field */
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(t);
+		if (!regs)
+			return false;
+		*nr = regs->orig_ax;
+		*ax = regs->ax;
+		*di = regs->di;
+		*cs = regs->cs;
+		return true;
+	}
+	/* before: task_pt_regs() of arch/x86/include/asm/processor.h, the top
+	 * of the kernel stack (no padding on x86-64 before FRED) */
+	regs = (struct pt_regs *)((char *)t->stack + THREAD_SIZE_X86_64 -
+				  bpf_core_type_size(struct pt_regs));
+	return !bpf_core_read(nr, sizeof(*nr), &regs->orig_ax) &&
+	       !bpf_core_read(ax, sizeof(*ax), &regs->ax) &&
+	       !bpf_core_read(di, sizeof(*di), &regs->di) &&
+	       !bpf_core_read(cs, sizeof(*cs), &regs->cs);
+}
+
+/* What `t` blocks on at a voluntary switch-out, from the system call it is
+ * in (x86-64: a syscall entry saves the number in orig_ax and sets ax to
+ * -ENOSYS until the call returns; interrupts and exceptions save orig_ax
+ * -1, so -1 here is the page-fault handler, unless the task is stopped or
+ * traced). A thread blocked after its syscall returned (exit-to-user work)
+ * is "other", as is a kernel thread not waiting for I/O. */
+static __always_inline u32 why_block_reason(struct task_struct *t, struct thread_stats *s,
+					    u32 state)
+{
+	long nr = 0, ax = 0, fd = 0;
+	unsigned long cs = 0;
+	u32 r, c;
+
+	/* a direct load (tp_btf's task is trusted), no helper call */
+	if (BPF_CORE_READ_BITFIELD(t, in_iowait))
+		return BLK_DISK_IO;
+	if (t->flags & PF_KTHREAD)
+		return BLK_OTHER;
+	if (!why_user_regs(t, &nr, &ax, &fd, &cs))
+		return BLK_OTHER;
+	if (nr == -1)
+		return (state & TASK_STOPPED_OR_TRACED) ? BLK_OTHER : BLK_PAGE_FAULT;
+	if (ax != -ENOSYS || cs == USER32_CS || nr < 0 || nr >= SYSCALL_SLOTS)
+		return BLK_OTHER;
+	r = syscall_reason[nr & (SYSCALL_SLOTS - 1)];
+	if (r != BLK_BY_FD)
+		return r ? r - 1 : BLK_OTHER;
+	/* read/write family: the fd's type. A ping-pong thread blocks on the
+	 * same fd every time: the last answer is kept (an fd closed and reused
+	 * for another type in between is misclassified once). */
+	if (s->last_fd_class && s->last_fd == fd)
+		return s->last_fd_class - 1;
+	c = why_fd_class(t, fd);
+	s->last_fd = fd;
+	s->last_fd_class = c + 1;
+	return c;
+}
+
+/* From switch_out(), inside the record's seq window: `voluntary` and
+ * `involuntary` are the kernel's nvcsw/nivcsw increments this switch-out
+ * accounts for (more than one only if switches went untraced). */
+static __always_inline void why_switch_out(struct task_struct *prev, struct task_struct *next,
+					   struct thread_stats *s, u64 voluntary,
+					   u64 involuntary, u32 state)
+{
+	struct preempt_key key;
+	u64 *n, one = 1;
+	u32 r, zero = 0;
+	struct drop_stats *d;
+
+	if (voluntary) {
+		r = why_block_reason(prev, s, state);
+		/* hide what the compiler knows, so the bound check stays on the
+		 * register used as the index (the verifier needs it there) */
+		asm volatile("" : "+r"(r));
+		if (r < BLOCK_REASONS)
+			s->blocked_on[r] += voluntary;
+	}
+	if (!involuntary)
+		return;
+	key.victim = prev->pid;
+	key.preemptor = next->pid;
+	n = bpf_map_lookup_elem(&preempt_pairs, &key);
+	if (n) {
+		__sync_fetch_and_add(n, involuntary);
+		return;
+	}
+	one = involuntary;
+	if (!bpf_map_update_elem(&preempt_pairs, &key, &one, BPF_NOEXIST))
+		return;
+	d = bpf_map_lookup_elem(&drops, &zero);
+	if (d)
+		__sync_fetch_and_add(&d->preempt_pairs_full, 1);
+}
+
+#endif

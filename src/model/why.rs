@@ -1,0 +1,291 @@
+//! Why a thread migrated, what it blocked on, and who ran when it was
+//! preempted: the Sample's counters (cumulative, like the rest) and the
+//! interval's figures derived from two Samples.
+use serde::{Deserialize, Serialize};
+
+/// Why a migration happened (bpf/why.bpf.h says how each is recognised).
+/// The order is the probe's (`MIG_*` in bpf/schedtop.h) and the recording's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MigCause {
+    Wakeup = 0,
+    LoadBalance = 1,
+    NumaBalance = 2,
+    Affinity = 3,
+    Other = 4,
+}
+
+pub const MIG_CAUSES: usize = 5;
+
+impl MigCause {
+    pub const ALL: [MigCause; MIG_CAUSES] = [
+        MigCause::Wakeup,
+        MigCause::LoadBalance,
+        MigCause::NumaBalance,
+        MigCause::Affinity,
+        MigCause::Other,
+    ];
+
+    /// The batch JSON key.
+    pub fn key(self) -> &'static str {
+        match self {
+            MigCause::Wakeup => "wakeup",
+            MigCause::LoadBalance => "load_balance",
+            MigCause::NumaBalance => "numa_balance",
+            MigCause::Affinity => "affinity",
+            MigCause::Other => "other",
+        }
+    }
+
+    /// A short label for a table cell.
+    pub fn short(self) -> &'static str {
+        match self {
+            MigCause::Wakeup => "wake",
+            MigCause::LoadBalance => "bal",
+            MigCause::NumaBalance => "numa",
+            MigCause::Affinity => "aff",
+            MigCause::Other => "other",
+        }
+    }
+}
+
+/// What a voluntary switch-out waited for. The order is the probe's
+/// (`BLK_*` in bpf/schedtop.h) and the recording's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockReason {
+    Futex = 0,
+    Sleep = 1,
+    Poll = 2,
+    Pipe = 3,
+    Socket = 4,
+    DiskIo = 5,
+    PageFault = 6,
+    Child = 7,
+    Other = 8,
+}
+
+pub const BLOCK_REASONS: usize = 9;
+
+impl BlockReason {
+    pub const ALL: [BlockReason; BLOCK_REASONS] = [
+        BlockReason::Futex,
+        BlockReason::Sleep,
+        BlockReason::Poll,
+        BlockReason::Pipe,
+        BlockReason::Socket,
+        BlockReason::DiskIo,
+        BlockReason::PageFault,
+        BlockReason::Child,
+        BlockReason::Other,
+    ];
+
+    /// A short label for a table cell.
+    pub fn short(self) -> &'static str {
+        match self {
+            BlockReason::DiskIo => "disk",
+            BlockReason::PageFault => "fault",
+            r => r.key(),
+        }
+    }
+
+    /// The batch JSON key.
+    pub fn key(self) -> &'static str {
+        match self {
+            BlockReason::Futex => "futex",
+            BlockReason::Sleep => "sleep",
+            BlockReason::Poll => "poll",
+            BlockReason::Pipe => "pipe",
+            BlockReason::Socket => "socket",
+            BlockReason::DiskIo => "disk_io",
+            BlockReason::PageFault => "page_fault",
+            BlockReason::Child => "child",
+            BlockReason::Other => "other",
+        }
+    }
+}
+
+/// A thread's "why" counters in a Sample. Causes and reasons are cumulative
+/// since the probes began watching the thread; `preempted_by` holds the
+/// involuntary switch-outs since the previous Sample only (the kernel map is
+/// emptied each drain to stay bounded), by the tid that ran next.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WhySample {
+    pub migrations_by_cause: [u64; MIG_CAUSES],
+    pub blocked_on: [u64; BLOCK_REASONS],
+    /// (preemptor tid, count), largest first, at most `MAX_PREEMPTORS`
+    pub preempted_by: Vec<(u32, u64)>,
+    /// preemptions by threads beyond the list (and pairs the kernel map
+    /// could not hold are counted in the source's drops)
+    pub preempted_by_rest: u64,
+}
+
+/// Preemptors kept per thread in a Sample.
+pub const MAX_PREEMPTORS: usize = 8;
+/// Preemptors shown per thread or process.
+pub const TOP_PREEMPTORS: usize = 5;
+
+/// Who preempted a thread (or the threads of a process), resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Preemptor {
+    /// tid (per thread) or 0 (per process: the whole process)
+    pub tid: u32,
+    pub pid: u32,
+    /// hostile: escape before display; "" when the thread is unknown
+    pub comm: String,
+    pub count: u64,
+}
+
+/// One interval's "why" figures of a row.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WhyCounts {
+    pub migrations_by_cause: [u64; MIG_CAUSES],
+    pub blocked_on: [u64; BLOCK_REASONS],
+    /// largest first, at most TOP_PREEMPTORS
+    pub preempted_by: Vec<Preemptor>,
+    /// preemptions not in the list
+    pub preempted_by_rest: u64,
+    /// the table's cells, set by `label`: the top block reason and its
+    /// share ("pipe 98%"), the dominant migration cause ("bal")
+    pub blocks_on: String,
+    pub migrated_by: &'static str,
+}
+
+fn delta<const N: usize>(now: &[u64; N], before: Option<&[u64; N]>) -> [u64; N] {
+    let mut out = *now;
+    if let Some(b) = before {
+        for (o, b) in out.iter_mut().zip(b) {
+            *o = o.saturating_sub(*b);
+        }
+    }
+    out
+}
+
+/// Put what the causes do not explain into "other": a migration or a
+/// voluntary switch the probe could not attribute is unknown, never guessed.
+fn fill_other<const N: usize>(counts: &mut [u64; N], total: u64) {
+    let sum = counts.iter().fold(0u64, |a, &c| a.saturating_add(c));
+    if total > sum {
+        counts[N - 1] = counts[N - 1].saturating_add(total - sum);
+    }
+}
+
+/// The interval's causes and reasons from two Samples of a thread:
+/// `migrations` and `voluntary` are the kernel's own deltas, so the causes
+/// sum to the migrations and the reasons to the voluntary switches.
+pub fn interval(
+    now: &WhySample,
+    before: Option<&WhySample>,
+    migrations: Option<u64>,
+    voluntary: u64,
+) -> WhyCounts {
+    let mut out = WhyCounts {
+        migrations_by_cause: delta(
+            &now.migrations_by_cause,
+            before.map(|b| &b.migrations_by_cause),
+        ),
+        blocked_on: delta(&now.blocked_on, before.map(|b| &b.blocked_on)),
+        preempted_by: Vec::new(),
+        preempted_by_rest: now.preempted_by_rest,
+        ..WhyCounts::default()
+    };
+    if let Some(m) = migrations {
+        fill_other(&mut out.migrations_by_cause, m);
+    }
+    fill_other(&mut out.blocked_on, voluntary);
+    out
+}
+
+impl WhyCounts {
+    /// Fill the table's cells from the counts.
+    pub fn label(&mut self) {
+        self.blocks_on = self.top_block().map_or(String::new(), |(r, share)| {
+            format!("{} {:.0}%", r.short(), share * 100.0)
+        });
+        self.migrated_by = self.dominant_cause().map_or("", |(c, _)| c.short());
+    }
+
+    /// Add another row's figures (a process sums its threads; the preemptor
+    /// lists are merged by the caller, who knows the processes).
+    pub fn add(&mut self, o: &WhyCounts) {
+        for (a, b) in self
+            .migrations_by_cause
+            .iter_mut()
+            .zip(&o.migrations_by_cause)
+        {
+            *a = a.saturating_add(*b);
+        }
+        for (a, b) in self.blocked_on.iter_mut().zip(&o.blocked_on) {
+            *a = a.saturating_add(*b);
+        }
+        self.preempted_by_rest = self.preempted_by_rest.saturating_add(o.preempted_by_rest);
+    }
+
+    /// The cause with the most migrations, if any migrated.
+    pub fn dominant_cause(&self) -> Option<(MigCause, u64)> {
+        top(&self.migrations_by_cause).map(|(i, n)| (MigCause::ALL[i], n))
+    }
+
+    /// The most frequent block reason and its share of the voluntary
+    /// switch-outs (0..=1), if the row blocked at all.
+    pub fn top_block(&self) -> Option<(BlockReason, f64)> {
+        let total: u64 = self.blocked_on.iter().sum();
+        top(&self.blocked_on).map(|(i, n)| (BlockReason::ALL[i], n as f64 / total as f64))
+    }
+}
+
+/// Index and count of the largest nonzero entry (the first on ties).
+fn top(counts: &[u64]) -> Option<(usize, u64)> {
+    let mut best: Option<(usize, u64)> = None;
+    for (i, &n) in counts.iter().enumerate() {
+        if n > 0 && best.is_none_or(|(_, b)| n > b) {
+            best = Some((i, n));
+        }
+    }
+    best
+}
+
+/// Keep the largest `MAX_PREEMPTORS` (tid, count) pairs, largest first (ties
+/// by tid, so the order is stable); the rest is summed.
+pub fn bound_preemptors(mut pairs: Vec<(u32, u64)>) -> (Vec<(u32, u64)>, u64) {
+    pairs.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let rest = pairs
+        .iter()
+        .skip(MAX_PREEMPTORS)
+        .fold(0u64, |a, p| a.saturating_add(p.1));
+    pairs.truncate(MAX_PREEMPTORS);
+    (pairs, rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unattributed_moves_and_blocks_are_other_and_sums_are_exact() {
+        let before = WhySample {
+            migrations_by_cause: [1, 2, 0, 3, 0],
+            blocked_on: [5, 0, 0, 0, 0, 0, 0, 0, 1],
+            ..WhySample::default()
+        };
+        let now = WhySample {
+            migrations_by_cause: [4, 2, 0, 7, 0],
+            blocked_on: [9, 1, 0, 0, 0, 0, 0, 0, 1],
+            ..WhySample::default()
+        };
+        let w = interval(&now, Some(&before), Some(10), 6);
+        assert_eq!(w.migrations_by_cause, [3, 0, 0, 4, 3]);
+        assert_eq!(w.blocked_on, [4, 1, 0, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(w.dominant_cause(), Some((MigCause::Affinity, 4)));
+        let (r, share) = w.top_block().unwrap();
+        assert_eq!(r, BlockReason::Futex);
+        assert!((share - 4.0 / 6.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn preemptor_list_is_bounded_and_the_rest_counted() {
+        let pairs: Vec<(u32, u64)> = (1..=12).map(|t| (t, u64::from(t) * 10)).collect();
+        let (kept, rest) = bound_preemptors(pairs);
+        assert_eq!(kept.len(), MAX_PREEMPTORS);
+        assert_eq!(kept[0], (12, 120));
+        assert_eq!(rest, 10 + 20 + 30 + 40);
+    }
+}

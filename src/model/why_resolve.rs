@@ -1,0 +1,104 @@
+//! Who took the CPU: a Sample's (preemptor tid, count) pairs resolved to
+//! threads and processes (comm and pid from the same Sample), the top few
+//! per thread and, summed by the preempting process, per process.
+use std::collections::BTreeMap;
+
+use super::fasthash::IdMap;
+use super::interval::{Row, RowKey};
+use super::why::{Preemptor, TOP_PREEMPTORS};
+use super::Sample;
+
+/// Largest first (ties by tid, then pid), the first `TOP_PREEMPTORS`; the
+/// rest is added to `rest`.
+fn top(mut list: Vec<Preemptor>, rest: &mut u64) -> Vec<Preemptor> {
+    list.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then(a.tid.cmp(&b.tid))
+            .then(a.pid.cmp(&b.pid))
+    });
+    for p in list.iter().skip(TOP_PREEMPTORS) {
+        *rest = rest.saturating_add(p.count);
+    }
+    list.truncate(TOP_PREEMPTORS);
+    list
+}
+
+/// Fill `preempted_by` of the rows that have "why" figures. A thread's
+/// preemptor that is not in the Sample (outside a pid filter, or gone) is
+/// listed with its tid, pid 0 and no name.
+pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
+    // tid -> (pid, comm); a tid reused within the Sample keeps the live one
+    let mut who: IdMap<u32, (u32, &str)> = IdMap::default();
+    let mut proc_name: IdMap<u32, &str> = IdMap::default();
+    for t in &cur.threads {
+        if !t.exited || !who.contains_key(&t.tid) {
+            who.insert(t.tid, (t.pid, t.comm.as_str()));
+        }
+        if t.tid == t.pid || !proc_name.contains_key(&t.pid) {
+            let name = if t.process_comm.is_empty() {
+                &t.comm
+            } else {
+                &t.process_comm
+            };
+            proc_name.insert(t.pid, name.as_str());
+        }
+    }
+    let mut by_thread: IdMap<(u32, u64), &[(u32, u64)]> = IdMap::default();
+    // victim pid -> preempting pid -> (count, its process name)
+    // (threads not in the Sample, e.g. outside a pid filter, have no known
+    // process: their preemptions count in the process's rest)
+    let mut by_process: BTreeMap<u32, (BTreeMap<u32, u64>, u64)> = BTreeMap::new();
+    for t in &cur.threads {
+        let Some(w) = &t.why else { continue };
+        by_thread.insert((t.tid, t.start_time_ns), &w.preempted_by);
+        let (into, unknown) = by_process.entry(t.pid).or_default();
+        for &(tid, n) in &w.preempted_by {
+            match who.get(&tid) {
+                Some(&(pid, _)) => {
+                    let c = into.entry(pid).or_default();
+                    *c = c.saturating_add(n);
+                }
+                None => *unknown = unknown.saturating_add(n),
+            }
+        }
+    }
+    for row in threads.iter_mut() {
+        let RowKey::Thread { tid, start_time_ns } = row.key else {
+            continue;
+        };
+        let (Some(w), Some(pairs)) = (row.why.as_mut(), by_thread.get(&(tid, start_time_ns)))
+        else {
+            continue;
+        };
+        let list = pairs
+            .iter()
+            .map(|&(t, count)| {
+                let (pid, comm) = who.get(&t).copied().unwrap_or((0, ""));
+                Preemptor {
+                    tid: t,
+                    pid,
+                    comm: comm.to_string(),
+                    count,
+                }
+            })
+            .collect();
+        w.preempted_by = top(list, &mut w.preempted_by_rest);
+    }
+    for row in processes.iter_mut() {
+        let (Some(w), Some((from, unknown))) = (row.why.as_mut(), by_process.get(&row.pid)) else {
+            continue;
+        };
+        w.preempted_by_rest = w.preempted_by_rest.saturating_add(*unknown);
+        let list = from
+            .iter()
+            .map(|(&pid, &count)| Preemptor {
+                tid: 0,
+                pid,
+                comm: proc_name.get(&pid).map_or("", |c| c).to_string(),
+                count,
+            })
+            .collect();
+        w.preempted_by = top(list, &mut w.preempted_by_rest);
+    }
+}

@@ -1,0 +1,92 @@
+//! The "why" figures of a recorded Sample (format 4), after its cgroups:
+//! the system's count of preemptions the probe could not attribute, then
+//! for each thread, in the threads' order, 0 (none) or 1 and its migration
+//! causes and block reasons as deltas on the same thread's in the previous
+//! Sample, and its preemptors of the interval (tid, count) with the rest.
+//! Format 1-3 Samples end before this: their threads read as having none.
+use super::varint::{put_delta, put_u64, Cursor, DResult, DecodeError};
+use crate::model::fasthash::IdMap;
+use crate::model::why::{WhySample, MAX_PREEMPTORS};
+use crate::model::{Sample, ThreadSample};
+
+/// Whether `cur` has anything for this section.
+pub(super) fn has_why(cur: &Sample) -> bool {
+    cur.system.losses.preempt_pairs_full > 0 || cur.threads.iter().any(|t| t.why.is_some())
+}
+
+fn index(prev: &Sample) -> IdMap<(u32, u64), &WhySample> {
+    prev.threads
+        .iter()
+        .filter_map(|t| Some(((t.tid, t.start_time_ns), t.why.as_ref()?)))
+        .collect()
+}
+
+pub(super) fn encode_why(out: &mut Vec<u8>, cur: &Sample, prev: &Sample) {
+    let before = index(prev);
+    put_delta(
+        out,
+        cur.system.losses.preempt_pairs_full,
+        prev.system.losses.preempt_pairs_full,
+    );
+    for t in &cur.threads {
+        let Some(w) = &t.why else {
+            out.push(0);
+            continue;
+        };
+        out.push(1);
+        let b = before.get(&(t.tid, t.start_time_ns));
+        for (i, &v) in w.migrations_by_cause.iter().enumerate() {
+            put_delta(out, v, b.map_or(0, |b| b.migrations_by_cause[i]));
+        }
+        for (i, &v) in w.blocked_on.iter().enumerate() {
+            put_delta(out, v, b.map_or(0, |b| b.blocked_on[i]));
+        }
+        let list = &w.preempted_by[..w.preempted_by.len().min(MAX_PREEMPTORS)];
+        put_u64(out, list.len() as u64);
+        for &(tid, n) in list {
+            put_u64(out, tid.into());
+            put_u64(out, n);
+        }
+        put_u64(out, w.preempted_by_rest);
+    }
+}
+
+fn thread_why(
+    c: &mut Cursor,
+    t: &ThreadSample,
+    before: &IdMap<(u32, u64), &WhySample>,
+) -> DResult<Option<WhySample>> {
+    match c.u8()? {
+        0 => return Ok(None),
+        1 => {}
+        _ => return Err(DecodeError("bad why flag of a thread")),
+    }
+    let b = before.get(&(t.tid, t.start_time_ns));
+    let mut w = WhySample::default();
+    for (i, v) in w.migrations_by_cause.iter_mut().enumerate() {
+        *v = c.delta(b.map_or(0, |b| b.migrations_by_cause[i]))?;
+    }
+    for (i, v) in w.blocked_on.iter_mut().enumerate() {
+        *v = c.delta(b.map_or(0, |b| b.blocked_on[i]))?;
+    }
+    let n = c.count(2)?;
+    if n > MAX_PREEMPTORS {
+        return Err(DecodeError("more preemptors than a thread keeps"));
+    }
+    for _ in 0..n {
+        let tid = u32::try_from(c.u64()?).map_err(|_| DecodeError("preemptor tid over 32 bits"))?;
+        w.preempted_by.push((tid, c.u64()?));
+    }
+    w.preempted_by_rest = c.u64()?;
+    Ok(Some(w))
+}
+
+/// Read the section into `s` (its threads already decoded).
+pub(super) fn decode_why(c: &mut Cursor, s: &mut Sample, prev: &Sample) -> DResult<()> {
+    let before = index(prev);
+    s.system.losses.preempt_pairs_full = c.delta(prev.system.losses.preempt_pairs_full)?;
+    for t in s.threads.iter_mut() {
+        t.why = thread_why(c, t, &before)?;
+    }
+    Ok(())
+}
