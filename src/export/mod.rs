@@ -2,6 +2,8 @@
 pub mod cgroup_csv;
 pub mod dump;
 pub mod flight_ring;
+pub mod incident;
+pub mod incident_summary;
 pub mod json;
 pub mod openmetrics;
 pub mod openmetrics_encode;

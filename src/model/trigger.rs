@@ -28,7 +28,7 @@ pub enum Figure {
     WaitP99,
     /// involuntary switches per second
     InvolPerS,
-    /// migrations per second
+    /// migrations per second (a CPU: migrations into it)
     MigrPerS,
     /// run-queue length (CPU)
     RqLen,
@@ -59,13 +59,7 @@ const FIGURES: &[(&str, Figure, Unit, &[Scope])] = &[
         "invol_per_s",
         Figure::InvolPerS,
         Unit::Number,
-        &[
-            Scope::Thread,
-            Scope::Proc,
-            Scope::Cgroup,
-            Scope::Cpu,
-            Scope::System,
-        ],
+        &[Scope::Thread, Scope::Proc, Scope::Cgroup, Scope::System],
     ),
     (
         "migrations_per_s",

@@ -11,6 +11,7 @@ pub mod fixtures;
 pub mod flight_key;
 pub mod format;
 pub mod history;
+pub mod incident_screens;
 pub mod keys;
 pub mod layout;
 pub mod recording;

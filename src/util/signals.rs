@@ -34,3 +34,26 @@ pub fn stop_requested() -> bool {
 pub fn stop_flag() -> &'static AtomicBool {
     &STOP
 }
+
+static USR1: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_usr1(_: libc::c_int) {
+    USR1.store(true, Ordering::SeqCst);
+}
+
+/// SIGUSR1 asks for an incident bundle (`--trigger`): note it, do not die.
+pub fn catch_usr1() {
+    // SAFETY: as in `stop_on`: the handler only stores to an atomic.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_usr1 as *const () as usize;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut());
+    }
+}
+
+/// Whether SIGUSR1 arrived since the last call (clears it).
+pub fn take_usr1() -> bool {
+    USR1.swap(false, Ordering::SeqCst)
+}

@@ -1,0 +1,89 @@
+//! The shell's side of `--trigger` in the headless modes (`record`,
+//! `record --dir`, `serve`): the options from the command line, a kept
+//! history of `--before`, and an incident watch fed by the one sampler's
+//! tap; what it does goes to stderr, one line each. SIGUSR1 fires a
+//! bundle by hand.
+use anyhow::Result;
+
+use crate::cli::TriggerArgs;
+use crate::export::incident::{self, IncidentOptions, Watch};
+use crate::model::{HostInfo, Sample};
+use crate::ui::history::{History, DEFAULT_BYTE_CAP};
+use crate::util::signals;
+
+/// `--before` default: two minutes.
+pub const DEFAULT_BEFORE_NS: u64 = 120_000_000_000;
+
+/// The bundle options the arguments ask for, the directory checked.
+pub fn options(a: &TriggerArgs) -> Result<IncidentOptions> {
+    let dir = a
+        .incident_dir
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from("."));
+    incident::check_dir(&dir)?;
+    let mut o = IncidentOptions::in_dir(dir);
+    if let Some(v) = a.after {
+        o.after_ns = v;
+    }
+    if let Some(v) = a.cooldown {
+        o.cooldown_ns = v;
+    }
+    if let Some(v) = a.max_incidents {
+        o.max_bundles = v;
+    }
+    if let Some(v) = a.incident_max_size {
+        o.max_bytes = v;
+    }
+    Ok(o)
+}
+
+pub struct Headless {
+    watch: Watch,
+    before_ns: u64,
+    kept: Option<History>,
+}
+
+impl Headless {
+    /// None when nothing asks for bundles; an unusable directory is an error.
+    pub fn from_args(a: &TriggerArgs) -> Result<Option<Headless>> {
+        if !a.wanted() {
+            if a.before.is_some() || a.after.is_some() || a.cooldown.is_some() {
+                anyhow::bail!("--before, --after and --cooldown are for --trigger");
+            }
+            return Ok(None);
+        }
+        let opts = options(a)?;
+        signals::catch_usr1();
+        Ok(Some(Headless {
+            watch: Watch::new(a.triggers.clone(), opts),
+            before_ns: a.before.unwrap_or(DEFAULT_BEFORE_NS),
+            kept: None,
+        }))
+    }
+
+    /// The sampler's tap: keep `s`, watch it, say what happened.
+    pub fn tap(&mut self, host: &HostInfo, s: &Sample) {
+        if signals::take_usr1() {
+            self.watch.request("SIGUSR1");
+        }
+        let before = self.before_ns;
+        let kept = self
+            .kept
+            .get_or_insert_with(|| History::new(host.clone(), before, DEFAULT_BYTE_CAP));
+        kept.push(s);
+        for e in self
+            .watch
+            .on_sample(s, host, kept, &mut crate::ui::incident_screens::render)
+        {
+            eprintln!("schedtop: {}", incident::describe(&e));
+        }
+    }
+}
+
+impl Drop for Headless {
+    fn drop(&mut self) {
+        if let Some(e) = self.watch.finish() {
+            eprintln!("schedtop: {}", incident::describe(&e));
+        }
+    }
+}
