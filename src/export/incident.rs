@@ -108,8 +108,6 @@ pub struct Watch {
     manual: Option<String>,
     last_made_mono: Option<u64>,
     open: Option<Open>,
-    /// a suppressed firing is said once per cooldown
-    said_suppressed: bool,
 }
 
 /// One line when `dir` cannot take bundles (checked before collecting).
@@ -201,7 +199,6 @@ impl Watch {
             manual: None,
             last_made_mono: None,
             open: None,
-            said_suppressed: false,
         }
     }
 
@@ -237,20 +234,18 @@ impl Watch {
         let Some(f) = firing else {
             return ev;
         };
+        // a trigger fires once per episode (Hold), so this says one line
+        // per episode, not one per interval
         if let Some(why) = self.refusal(s.mono_ns) {
-            if !self.said_suppressed {
-                self.said_suppressed = true;
-                ev.push(Event::Suppressed {
-                    reason: f.reason,
-                    why,
-                });
-            }
+            ev.push(Event::Suppressed {
+                reason: f.reason,
+                why,
+            });
             return ev;
         }
         match self.make(&f, s, host, kept, screens) {
             Ok(dir) => {
                 self.last_made_mono = Some(s.mono_ns);
-                self.said_suppressed = false;
                 ev.push(Event::Written {
                     dir,
                     reason: f.reason,
