@@ -37,6 +37,23 @@ pub fn options(a: &TriggerArgs) -> Result<IncidentOptions> {
     Ok(o)
 }
 
+/// The live view's watch: always there for SIGUSR1 and the `i` key
+/// (bundles in the current directory) unless the directory is unusable and
+/// nothing asked for it; asked for (`--trigger`, `--incident-dir`), an
+/// unusable directory is an error. None with `--history 0`, unless asked.
+pub fn live_watch(a: &TriggerArgs, history_ns: u64) -> Result<Option<Watch>> {
+    if a.before.is_some() {
+        anyhow::bail!("--before is for record and serve; the live view keeps --history");
+    }
+    if !a.wanted() {
+        if history_ns == 0 {
+            return Ok(None);
+        }
+        return Ok(options(a).ok().map(|o| Watch::new(Vec::new(), o)));
+    }
+    Ok(Some(Watch::new(a.triggers.clone(), options(a)?)))
+}
+
 pub struct Headless {
     watch: Watch,
     before_ns: u64,

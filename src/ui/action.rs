@@ -59,6 +59,8 @@ pub enum Action {
     ToggleRecord,
     /// live: write the flight recorder as a Perfetto trace (`W`, flight_key.rs)
     WriteFlight,
+    /// live: write an incident bundle now (`i`, session.rs)
+    FireIncident,
 }
 
 /// What the event loop does after an action.
@@ -76,4 +78,6 @@ pub enum Effect {
     Replay(super::replay::ReplayAction),
     /// start or stop the recording sink (recording.rs)
     ToggleRecord,
+    /// ask the incident watch for a bundle (session.rs)
+    FireIncident,
 }

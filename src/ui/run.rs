@@ -59,6 +59,21 @@ pub fn run_live_history(
     flight: Option<Duration>,
     history_ns: u64,
 ) -> Result<()> {
+    run_live_watched(opts, shots, flight, history_ns, None)
+}
+
+/// `run_live_history`, and with `watch` incident bundles from the kept
+/// history (`--trigger`, SIGUSR1, the `i` key).
+pub fn run_live_watched(
+    opts: &LiveOptions,
+    shots: &ScreenshotConfig,
+    flight: Option<Duration>,
+    history_ns: u64,
+    watch: Option<crate::export::incident::Watch>,
+) -> Result<()> {
+    if watch.is_some() && history_ns == 0 {
+        bail!("incident bundles record the kept history: --trigger needs --history above 0");
+    }
     if !io::stdout().is_terminal() {
         bail!("stdout is not a terminal; use --batch for JSON lines");
     }
@@ -83,7 +98,14 @@ pub fn run_live_history(
         Session::live(state)
     } else {
         let h = History::new(feed.host().clone(), history_ns, history::DEFAULT_BYTE_CAP);
-        Session::live_with_history(state, h)
+        let s = Session::live_with_history(state, h);
+        match watch {
+            Some(w) => {
+                crate::util::signals::catch_usr1();
+                s.with_incidents(w)
+            }
+            None => s,
+        }
     };
     let mut link = recorder
         .as_ref()
@@ -254,7 +276,10 @@ where
                         status_since = Some(Instant::now());
                     }
                     // the session handled these
-                    Effect::None | Effect::Replay(_) | Effect::ToggleRecord => {}
+                    Effect::None
+                    | Effect::Replay(_)
+                    | Effect::ToggleRecord
+                    | Effect::FireIncident => {}
                 }
                 dirty = true;
             }

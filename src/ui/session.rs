@@ -16,6 +16,7 @@ use super::rewind;
 use super::rewind::rewound;
 use super::status::Status;
 use crate::collect::Seekable;
+use crate::export::incident::{describe, Event, Watch};
 use crate::model::Sample;
 
 pub struct Session {
@@ -27,6 +28,9 @@ pub struct Session {
     /// live: the kept Samples `T` / `j` rewind through (`--history`)
     history: Option<History>,
     rewind_saved: rewind::Saved,
+    /// live: `--trigger`, SIGUSR1 and `i` make incident bundles from the
+    /// kept history (a sink beside the others)
+    incidents: Option<Watch>,
 }
 
 impl Session {
@@ -38,6 +42,7 @@ impl Session {
             replay_source: None,
             history: None,
             rewind_saved: rewind::Saved::default(),
+            incidents: None,
         }
     }
 
@@ -46,6 +51,12 @@ impl Session {
         let mut s = Session::live(app);
         s.history = Some(history);
         s
+    }
+
+    /// Make incident bundles with `watch` (needs the history).
+    pub fn with_incidents(mut self, watch: Watch) -> Session {
+        self.incidents = Some(watch);
+        self
     }
 
     /// The live history, when kept.
@@ -61,6 +72,7 @@ impl Session {
             replay_source: Some(source),
             history: None,
             rewind_saved: rewind::Saved::default(),
+            incidents: None,
         }
     }
 
@@ -70,6 +82,15 @@ impl Session {
         recording::on_sample(&mut self.app, &mut self.recording, &s);
         if let Some(h) = self.history.as_mut() {
             let dropped = h.push(&s);
+            if let Some(w) = self.incidents.as_mut() {
+                if crate::util::signals::take_usr1() {
+                    w.request("SIGUSR1");
+                }
+                let host = self.app.host.clone();
+                for e in w.on_sample(&s, &host, h, &mut super::incident_screens::render) {
+                    self.app.status = Some(incident_status(&e));
+                }
+            }
             if rewound(&self.app) {
                 // the screen stays on the chosen moment
                 if let Some(r) = self.app.replay.as_mut() {
@@ -99,6 +120,16 @@ impl Session {
                 recording::toggle(self);
                 Effect::None
             }
+            Effect::FireIncident => {
+                self.app.status = Some(match self.incidents.as_mut() {
+                    Some(w) => {
+                        w.request("the i key");
+                        Status::info("incident bundle at the next Sample")
+                    }
+                    None => Status::info("incident bundles are for the live view with --history"),
+                });
+                Effect::None
+            }
             e => e,
         }
     }
@@ -123,6 +154,24 @@ impl Session {
             None
         };
         (&mut self.app, &mut self.recording, backlog)
+    }
+}
+
+/// What the status line says of an incident event.
+fn incident_status(e: &Event) -> Status {
+    let line = describe(e);
+    match e {
+        Event::Failed(_) => Status::error(line),
+        _ => Status::info(line),
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // a bundle's recording still in its --after gets its closing index
+        if let Some(w) = self.incidents.as_mut() {
+            w.finish();
+        }
     }
 }
 

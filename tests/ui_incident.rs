@@ -1,0 +1,198 @@
+//! Incident bundles from the live view's session: the `i` key makes one
+//! from the kept history at the next Sample and the status line says where;
+//! its recording holds the whole history and the next `--after`; a
+//! trigger on the synthetic threads' waits fires by itself, once per
+//! episode, and the cooldown holds a second one back; the bundle cap holds.
+use std::path::{Path, PathBuf};
+
+use schedtop::collect::Seekable;
+use schedtop::export::incident::{IncidentOptions, Watch};
+use schedtop::model::trigger::parse;
+use schedtop::model::{HostInfo, Sample};
+use schedtop::record::testdata::{synthetic_host, synthetic_samples, SynthOptions};
+use schedtop::record::Reader;
+use schedtop::ui::action::Action;
+use schedtop::ui::history::{History, DEFAULT_BYTE_CAP, DEFAULT_WINDOW_NS};
+use schedtop::ui::{AppState, Mode, Session};
+
+fn synth(n: usize) -> (HostInfo, Vec<Sample>) {
+    let o = SynthOptions {
+        threads: 20,
+        samples: n,
+        ..Default::default()
+    };
+    (synthetic_host(&o), synthetic_samples(&o))
+}
+
+fn session(host: &HostInfo, w: Watch) -> Session {
+    let h = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
+    Session::live_with_history(AppState::new(host.clone(), Mode::Live), h).with_incidents(w)
+}
+
+fn bundles(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("schedtop-incident-")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn opts(dir: &Path, after_s: u64) -> IncidentOptions {
+    let mut o = IncidentOptions::in_dir(dir.to_path_buf());
+    o.after_ns = after_s * 1_000_000_000;
+    o
+}
+
+#[test]
+fn the_i_key_writes_a_bundle_of_the_history_and_the_next_seconds() {
+    let d = tempfile::tempdir().unwrap();
+    let (host, samples) = synth(20);
+    let mut s = session(&host, Watch::new(Vec::new(), opts(d.path(), 3)));
+    for x in &samples[..10] {
+        s.push_sample(x.clone());
+    }
+    s.apply(Action::FireIncident);
+    assert!(s.status.as_ref().unwrap().text.contains("next Sample"));
+    assert!(bundles(d.path()).is_empty());
+    s.push_sample(samples[10].clone());
+    let b = bundles(d.path());
+    assert_eq!(b.len(), 1);
+    let status = &s.status.as_ref().unwrap().text;
+    assert!(status.contains("bundle written to"), "{status}");
+    assert!(status.contains("the i key"), "{status}");
+    for x in &samples[11..20] {
+        s.push_sample(x.clone());
+    }
+    // 11 kept Samples, then 3 s more at 1 s each
+    let r = Reader::open(&b[0].join("recording.schedtop")).unwrap();
+    let times: Vec<u64> = (0..r.len()).filter_map(|i| r.time_of(i)).collect();
+    let want: Vec<u64> = samples[..14].iter().map(|x| x.time_ns).collect();
+    assert_eq!(times, want);
+    let sum = std::fs::read_to_string(b[0].join("summary.txt")).unwrap();
+    assert!(sum.contains("fired by:   the i key"), "{sum}");
+    assert!(sum.contains("11 Samples kept"), "{sum}");
+    let shot = std::fs::read_to_string(b[0].join("cpus.txt")).unwrap();
+    assert!(shot.contains("CPUs"), "{shot}");
+}
+
+#[test]
+fn a_trigger_that_keeps_holding_fires_once() {
+    let d = tempfile::tempdir().unwrap();
+    let (host, samples) = synth(40);
+    // synthetic threads wait: their p99 is above 1 ns whenever they ran
+    let t = parse("thread:wait_p99>1ns").unwrap();
+    let mut w = Watch::new(vec![t], opts(d.path(), 2));
+    let mut kept = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
+    let mut events = Vec::new();
+    let mut screens =
+        |_: &HostInfo, _: &mut dyn Seekable| vec![("x.txt".to_string(), "x".to_string())];
+    for x in &samples {
+        kept.push(x);
+        events.extend(w.on_sample(x, &host, &mut kept, &mut screens));
+    }
+    let written = events
+        .iter()
+        .filter(|e| matches!(e, schedtop::export::incident::Event::Written { .. }))
+        .count();
+    assert_eq!(written, 1, "{events:?}");
+    assert_eq!(bundles(d.path()).len(), 1);
+    // the condition held throughout: one episode, no second firing
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, schedtop::export::incident::Event::Suppressed { .. })),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn cooldown_and_the_bundle_cap_hold_against_a_flapping_trigger() {
+    let d = tempfile::tempdir().unwrap();
+    let (host, samples) = synth(12);
+    let mut o = opts(d.path(), 0);
+    o.cooldown_ns = 0;
+    o.max_bundles = 2;
+    let mut w = Watch::new(Vec::new(), o);
+    let mut kept = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
+    let mut screens = |_: &HostInfo, _: &mut dyn Seekable| Vec::new();
+    let mut said = Vec::new();
+    for x in &samples {
+        w.request("flap");
+        kept.push(x);
+        said.extend(
+            w.on_sample(x, &host, &mut kept, &mut screens)
+                .iter()
+                .map(schedtop::export::incident::describe),
+        );
+    }
+    assert_eq!(bundles(d.path()).len(), 2, "{said:#?}");
+    assert!(said.iter().any(|l| l.contains("(the cap)")), "{said:#?}");
+    // a cooldown: one bundle, the rest held back
+    let d2 = tempfile::tempdir().unwrap();
+    let mut w = Watch::new(Vec::new(), opts(d2.path(), 0));
+    let mut kept = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
+    let mut said = Vec::new();
+    for x in &samples {
+        w.request("flap");
+        kept.push(x);
+        said.extend(
+            w.on_sample(x, &host, &mut kept, &mut screens)
+                .iter()
+                .map(schedtop::export::incident::describe),
+        );
+    }
+    assert_eq!(bundles(d2.path()).len(), 1);
+    assert_eq!(said.iter().filter(|l| l.contains("cooldown")).count(), 11);
+}
+
+#[test]
+fn an_unusable_directory_is_one_line_and_a_symlink_is_never_followed() {
+    use schedtop::export::incident::check_dir;
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("file");
+    std::fs::write(&f, "").unwrap();
+    let e = check_dir(&f).unwrap_err().to_string();
+    assert!(e.contains("not a directory") && !e.contains('\n'), "{e}");
+    let e = format!("{:#}", check_dir(&d.path().join("missing")).unwrap_err());
+    assert!(e.contains("No such file") && !e.contains('\n'), "{e}");
+    // a symlink where the bundle would go: mkdir refuses, the next name is used
+    let (host, samples) = synth(3);
+    let target = d.path().join("elsewhere");
+    std::fs::create_dir(&target).unwrap();
+    let stamp = schedtop::util::names::file_name_ext(
+        &host.hostname,
+        std::time::UNIX_EPOCH + std::time::Duration::from_nanos(samples[1].time_ns),
+        "d",
+    );
+    let name = format!(
+        "schedtop-incident-{}",
+        stamp.trim_start_matches("schedtop-").trim_end_matches(".d")
+    );
+    std::os::unix::fs::symlink(&target, d.path().join(&name)).unwrap();
+    let mut w = Watch::new(Vec::new(), opts(d.path(), 0));
+    let mut kept = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
+    let mut screens = |_: &HostInfo, _: &mut dyn Seekable| Vec::new();
+    kept.push(&samples[0]);
+    w.on_sample(&samples[0], &host, &mut kept, &mut screens);
+    w.request("test");
+    kept.push(&samples[1]);
+    w.on_sample(&samples[1], &host, &mut kept, &mut screens);
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "nothing through the link"
+    );
+    assert!(d
+        .path()
+        .join(format!("{name}-2"))
+        .join("summary.txt")
+        .exists());
+}
