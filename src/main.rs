@@ -81,7 +81,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 },
                 http: Default::default(),
             },
-            schedtop::incident_cli::Headless::from_args(&a.incidents)?,
+            {
+                let mut watch = schedtop::incident_cli::Headless::from_args(&a.incidents)?;
+                move |h: &schedtop::model::HostInfo, s: &schedtop::model::Sample| {
+                    if let Some(w) = watch.as_mut() {
+                        w.tap(h, s);
+                    }
+                }
+            },
         ),
         None if !cli.batch => schedtop::ui::run::run_live_watched(
             &opts,

@@ -99,14 +99,16 @@ fn read_pressure() -> Option<crate::model::pressure::CpuPressure> {
 }
 
 pub fn run(o: &ServeOptions) -> Result<()> {
-    run_with(o, None)
+    run_with(o, |_, _| {})
 }
 
-/// `run`, with `--trigger`'s incident watch tapping each Sample on the
+/// `run`, with `tap` (`--trigger`'s incident watch) given each Sample on the
 /// sampler thread (before the totals' lock: a bundle being written does
 /// not hold up a scrape).
-pub fn run_with(o: &ServeOptions, incidents: Option<crate::incident_cli::Headless>) -> Result<()> {
-    let mut incidents = incidents;
+pub fn run_with(
+    o: &ServeOptions,
+    mut tap: impl FnMut(&crate::model::HostInfo, &crate::model::Sample) + Send + 'static,
+) -> Result<()> {
     for &pid in &o.live.pid_filter {
         if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
             anyhow::bail!("no process with pid {pid}");
@@ -145,8 +147,8 @@ pub fn run_with(o: &ServeOptions, incidents: Option<crate::incident_cli::Headles
                     Limits::default(),
                     sampler::sleep_until(stop),
                     |source, taken| {
-                        if let (Taken::Sample(s), Some(i)) = (&taken, incidents.as_mut()) {
-                            i.tap(Source::host(source), s);
+                        if let Taken::Sample(s) = &taken {
+                            tap(Source::host(source), s);
                         }
                         let pressure = read_pressure();
                         let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
