@@ -196,3 +196,37 @@ fn an_unusable_directory_is_one_line_and_a_symlink_is_never_followed() {
         .join("summary.txt")
         .exists());
 }
+
+#[test]
+fn with_flight_the_bundle_asks_the_recorder_for_its_trace_inside_it() {
+    use schedtop::export::flight_ring::{DumpRequest, DumpSummary};
+    use schedtop::export::incident::Event;
+    let d = tempfile::tempdir().unwrap();
+    let (host, samples) = synth(4);
+    let (tx, rx) = std::sync::mpsc::channel::<DumpRequest>();
+    let mut w = Watch::new(Vec::new(), opts(d.path(), 0)).with_flight(tx);
+    let mut kept = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
+    let mut screens = |_: &HostInfo, _: &mut dyn Seekable| Vec::new();
+    kept.push(&samples[0]);
+    w.on_sample(&samples[0], &host, &mut kept, &mut screens);
+    assert!(rx.try_recv().is_err(), "no request before a firing");
+    w.request("the i key");
+    kept.push(&samples[1]);
+    w.on_sample(&samples[1], &host, &mut kept, &mut screens);
+    let b = bundles(d.path());
+    let req = rx.try_recv().expect("a trace request");
+    assert_eq!(req.dir, b[0], "the trace goes into the bundle");
+    let sum = std::fs::read_to_string(b[0].join("summary.txt")).unwrap();
+    assert!(sum.contains("flight recorder's trace"), "{sum}");
+    // the recorder thread answers; the next Sample reports it
+    let done = DumpSummary {
+        path: b[0].join("t.pftrace"),
+        events: 7,
+        span: std::time::Duration::from_secs(5),
+        dropped: 0,
+    };
+    req.reply.send(Ok(done.clone())).unwrap();
+    kept.push(&samples[2]);
+    let ev = w.on_sample(&samples[2], &host, &mut kept, &mut screens);
+    assert!(ev.contains(&Event::Trace(Ok(done))), "{ev:?}");
+}

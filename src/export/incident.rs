@@ -15,10 +15,12 @@
 //! cannot be written is an `Event::Failed`.
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 
+use super::flight_ring::{DumpOutcome, DumpRequest};
 use super::incident_summary::{self as summary, Firing};
 use crate::collect::Seekable;
 use crate::model::cpus;
@@ -91,7 +93,16 @@ pub enum Event {
         trigger: String,
         why: &'static str,
     },
+    /// the flight recorder's answer: its trace in the bundle, or why not
+    Trace(DumpOutcome),
     Failed(String),
+}
+
+/// The flight recorder (`--flight`), asked for its trace into each bundle.
+struct Flight {
+    requests: Sender<DumpRequest>,
+    reply: Sender<DumpOutcome>,
+    replies: Receiver<DumpOutcome>,
 }
 
 struct Open {
@@ -108,6 +119,7 @@ pub struct Watch {
     manual: Option<String>,
     last_made_mono: Option<u64>,
     open: Option<Open>,
+    flight: Option<Flight>,
 }
 
 /// One line when `dir` cannot take bundles (checked before collecting).
@@ -199,7 +211,20 @@ impl Watch {
             manual: None,
             last_made_mono: None,
             open: None,
+            flight: None,
         }
+    }
+
+    /// Ask the flight recorder behind `requests` for its trace in every
+    /// bundle (written on its own thread; the answer is an `Event::Trace`).
+    pub fn with_flight(mut self, requests: Sender<DumpRequest>) -> Watch {
+        let (reply, replies) = mpsc::channel();
+        self.flight = Some(Flight {
+            requests,
+            reply,
+            replies,
+        });
+        self
     }
 
     pub fn options(&self) -> &IncidentOptions {
@@ -226,6 +251,9 @@ impl Watch {
         screens: &mut Screens,
     ) -> Vec<Event> {
         let mut ev = Vec::new();
+        if let Some(f) = &self.flight {
+            ev.extend(f.replies.try_iter().map(Event::Trace));
+        }
         if let Some(e) = self.extend(s) {
             ev.push(e);
         }
@@ -386,6 +414,19 @@ impl Watch {
     ) -> Result<PathBuf> {
         let (_, used) = existing(&self.opts.dir);
         let dir = make_dir(&self.opts.dir, &host.hostname, s.time_ns)?;
+        // first: the ring covers the time before the firing
+        let trace = self.flight.as_ref().map(|f| {
+            let req = DumpRequest {
+                dir: dir.clone(),
+                host: host.hostname.clone(),
+                time: UNIX_EPOCH + Duration::from_nanos(s.time_ns),
+                reply: f.reply.clone(),
+            };
+            match f.requests.send(req) {
+                Ok(()) => "; the flight recorder's trace (.pftrace) is written beside it",
+                Err(_) => "; the flight recorder had stopped: no trace",
+            }
+        });
         let budget = self.opts.max_bytes.saturating_sub(used);
         for (name, body) in screens(host, kept) {
             write_file(&dir, &name, body.as_bytes())?;
@@ -417,7 +458,7 @@ impl Watch {
             first.map_or("-".into(), crate::util::clock::rfc3339),
             self.opts.after_ns / 1_000_000_000,
             if full { " (cut at the byte cap)" } else { "" }
-        );
+        ) + trace.unwrap_or("");
         write_file(
             &dir,
             "summary.txt",
@@ -469,6 +510,14 @@ pub fn describe(e: &Event) -> String {
         Event::NotEvaluated { trigger, why } => {
             format!("trigger {}: not evaluated: {why}", visible(trigger))
         }
+        Event::Trace(Ok(t)) => format!(
+            "incident bundle: flight trace {} ({} events, last {:.0} s, {} dropped)",
+            t.path.display(),
+            t.events,
+            t.span.as_secs_f64(),
+            t.dropped
+        ),
+        Event::Trace(Err(e)) => format!("incident bundle: no flight trace: {e}"),
         Event::Failed(s) => s.clone(),
     }
 }

@@ -102,6 +102,11 @@ pub fn run_live_watched(
         match watch {
             Some(w) => {
                 crate::util::signals::catch_usr1();
+                // the bundle holds the flight recorder's trace when it runs
+                let w = match recorder.as_ref() {
+                    Some(r) => w.with_flight(r.requests()),
+                    None => w,
+                };
                 s.with_incidents(w)
             }
             None => s,

@@ -161,7 +161,7 @@ impl Session {
 fn incident_status(e: &Event) -> Status {
     let line = describe(e);
     match e {
-        Event::Failed(_) => Status::error(line),
+        Event::Failed(_) | Event::Trace(Err(_)) => Status::error(line),
         _ => Status::info(line),
     }
 }
