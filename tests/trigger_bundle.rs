@@ -161,3 +161,109 @@ fn one_bundle_per_burst_and_the_cooldown_holds() {
     let shot = std::fs::read_to_string(b.join("threads.txt")).unwrap();
     assert!(shot.contains("P99WAIT"), "{shot}");
 }
+
+/// Runs `schedtop args` in its own process group to the end (killed if
+/// the test ends first), sending SIGUSR1 after `usr1_after` when given.
+fn run(args: &[&str], usr1_after: Option<Duration>) -> std::process::Output {
+    let child = Command::new(bin())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let _group = Group(child.id() as i32);
+    if let Some(d) = usr1_after {
+        std::thread::sleep(d);
+        // SAFETY: signalling the child we started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) };
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn sigusr1_writes_a_bundle_by_hand_and_recording_goes_on() {
+    let d = tempfile::tempdir().unwrap();
+    let out_file = d.path().join("r.schedtop");
+    let pid = getpid().to_string();
+    let out = run(
+        &[
+            "record",
+            "-o",
+            out_file.to_str().unwrap(),
+            "--incident-dir",
+            d.path().to_str().unwrap(),
+            "--after",
+            "1s",
+            "--duration",
+            "5s",
+            "-i",
+            "0.5",
+            "--procfs",
+            "-p",
+            &pid,
+        ],
+        Some(Duration::from_millis(2500)),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "SIGUSR1 must not end it: {err}");
+    let b = bundles(d.path());
+    assert_eq!(b.len(), 1, "{err}");
+    let sum = std::fs::read_to_string(b[0].join("summary.txt")).unwrap();
+    assert!(sum.contains("fired by:   SIGUSR1"), "{sum}");
+    // the bundle's recording: the Samples before the signal and 1 s after
+    let r = Reader::open(&b[0].join("recording.schedtop")).unwrap();
+    assert!(r.len() >= 5, "{} Samples", r.len());
+    // the main recording went on to the end
+    let main = Reader::open(&out_file).unwrap();
+    assert!(main.len() >= 9, "{} Samples", main.len());
+}
+
+#[test]
+fn bad_triggers_and_unusable_directories_are_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("r.schedtop");
+    let file = d.path().join("plain");
+    std::fs::write(&file, "").unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--trigger", "proc:wiat_p99>5ms"], "\"wiat_p99\""),
+        (&["--trigger", "cpu:rq_len>8 for ever"], "\"ever\""),
+        (
+            &[
+                "--trigger",
+                "proc:wait_p99>5ms",
+                "--incident-dir",
+                "/nonexistent/x",
+            ],
+            "--incident-dir /nonexistent/x",
+        ),
+        (
+            &[
+                "--trigger",
+                "proc:wait_p99>5ms",
+                "--incident-dir",
+                file.to_str().unwrap(),
+            ],
+            "not a directory",
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec![
+            "record",
+            "-o",
+            f.to_str().unwrap(),
+            "--procfs",
+            "--duration",
+            "1s",
+        ];
+        args.extend_from_slice(extra);
+        let out = run(&args, None);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{extra:?}");
+        assert!(err.contains(want), "{extra:?}: {err}");
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        // clap adds a usage hint after its one-line error
+        assert!(lines[0].contains(want), "{extra:?}: {err}");
+        assert!(!f.exists(), "nothing recorded on a bad argument");
+    }
+}
