@@ -230,3 +230,48 @@ fn with_flight_the_bundle_asks_the_recorder_for_its_trace_inside_it() {
     let ev = w.on_sample(&samples[2], &host, &mut kept, &mut screens);
     assert!(ev.contains(&Event::Trace(Ok(done))), "{ev:?}");
 }
+
+/// The live view's history kept by the collector thread (keeper.rs): the
+/// history can hold a Sample the session has not received yet; `End`
+/// shows it, and when it arrives it is not taken twice.
+#[test]
+fn a_history_kept_by_the_collector_rewinds_and_takes_no_sample_twice() {
+    use schedtop::ui::keeper::Keeper;
+    use schedtop::ui::replay::ReplayAction;
+    let (host, samples) = synth(12);
+    let mut k = Keeper::new(
+        History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP),
+        None,
+    );
+    let mut s = Session::live_with_shared_history(
+        AppState::new(host.clone(), Mode::Live),
+        k.history.clone(),
+    );
+    for x in &samples[..10] {
+        assert!(k.keep(&host, x).is_empty());
+    }
+    for x in &samples[..9] {
+        s.push_sample(x.clone());
+    }
+    assert_eq!(s.current().map(|c| c.time_ns), Some(samples[8].time_ns));
+    s.apply(Action::Replay(ReplayAction::StepBack));
+    assert!(schedtop::ui::rewind::rewound(&s));
+    s.apply(Action::Replay(ReplayAction::Last));
+    assert!(!schedtop::ui::rewind::rewound(&s));
+    // the newest kept, which the session had not received
+    assert_eq!(s.current().map(|c| c.time_ns), Some(samples[9].time_ns));
+    let before = s.current().cloned();
+    s.push_sample(samples[9].clone());
+    assert_eq!(s.current().cloned(), before, "not twice");
+    // taken twice, the interval would span 0 s
+    assert!(s.derived.system.interval_s > 0.5, "{:?}", s.derived.system);
+    k.keep(&host, &samples[10]);
+    s.push_sample(samples[10].clone());
+    assert_eq!(s.current().map(|c| c.time_ns), Some(samples[10].time_ns));
+    assert_eq!(s.history().map(|h| h.len()), Some(11));
+    // the i key without a watch in the session goes to the feed
+    assert_eq!(
+        s.apply(Action::FireIncident),
+        schedtop::ui::action::Effect::FireIncident
+    );
+}

@@ -86,7 +86,8 @@ pub fn toggle(s: &mut Session) {
 
 pub fn toggle_in(s: &mut Session, dir: &Path) {
     let (app, slot, backlog) = s.recording_parts();
-    toggle_slot(app, slot, dir, backlog);
+    let mut kept = backlog.as_ref().map(super::keeper::lock);
+    toggle_slot(app, slot, dir, kept.as_deref_mut());
     show(app, slot.as_ref());
 }
 
