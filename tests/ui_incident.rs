@@ -79,6 +79,14 @@ fn the_i_key_writes_a_bundle_of_the_history_and_the_next_seconds() {
     let sum = std::fs::read_to_string(b[0].join("summary.txt")).unwrap();
     assert!(sum.contains("fired by:   the i key"), "{sum}");
     assert!(sum.contains("11 Samples kept"), "{sum}");
+    // by hand: the offenders of the interval, ranked by the p99 wait
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(b[0].join("summary.json")).unwrap()).unwrap();
+    assert_eq!(j["ranked_by"], "wait_p99");
+    let top = j["top_threads"].as_array().unwrap();
+    assert_eq!(top.len(), 10, "{j}");
+    let v: Vec<f64> = top.iter().map(|t| t["value"].as_f64().unwrap()).collect();
+    assert!(v.windows(2).all(|w| w[0] >= w[1]) && v[0] > 0.0, "{v:?}");
     let shot = std::fs::read_to_string(b[0].join("cpus.txt")).unwrap();
     assert!(shot.contains("CPUs"), "{shot}");
 }

@@ -257,8 +257,13 @@ impl Watch {
         if let Some(e) = self.extend(s) {
             ev.push(e);
         }
-        let firing = self.check(s, host, &mut ev);
-        self.prev = Some(s.clone());
+        let firing = self.check(s, host, kept, &mut ev);
+        // kept for the next interval only where triggers need it each time
+        // (a clone of 10,000 threads costs); by hand, it is read back from
+        // the history
+        if !self.triggers.is_empty() {
+            self.prev = Some(s.clone());
+        }
         let Some(f) = firing else {
             return ev;
         };
@@ -327,11 +332,24 @@ impl Watch {
     }
 
     /// The first trigger that fires on this interval (or the request).
-    fn check(&mut self, s: &Sample, host: &HostInfo, ev: &mut Vec<Event>) -> Option<Firing> {
+    fn check(
+        &mut self,
+        s: &Sample,
+        host: &HostInfo,
+        kept: &mut dyn Seekable,
+        ev: &mut Vec<Event>,
+    ) -> Option<Firing> {
         if self.triggers.is_empty() && self.manual.is_none() {
             return None;
         }
-        let prev = self.prev.as_ref();
+        let read_back;
+        let prev = if self.triggers.is_empty() {
+            // `kept` ends with `s`: the one before it
+            read_back = kept.len().checked_sub(2).and_then(|i| kept.sample(i).ok());
+            read_back.as_ref()
+        } else {
+            self.prev.as_ref()
+        };
         let nominal = host.interval_ns as f64 / 1e9;
         let d = derive(prev, s, nominal);
         if let Some(reason) = self.manual.take() {
