@@ -80,7 +80,10 @@ fn a_live_trigger_writes_a_bundle_with_the_flight_trace_and_says_so() {
     }
     let sum = std::fs::read_to_string(b[0].join("summary.txt")).unwrap();
     assert!(sum.contains("fired by:   proc:wait_p99>5ms"), "{sum}");
-    // by hand, inside the cooldown: held back, and said
+    // by hand, inside the cooldown: held back, and said (once the
+    // bundle's --after is over: before, `i` is held back because that
+    // bundle is still recording)
+    tmux.wait_for("the bundle complete", 20, |s| s.contains("complete ("));
     tmux.send(&["i"]);
     tmux.wait_for("the cooldown said", 10, |s| {
         s.contains("no bundle: cooldown")
