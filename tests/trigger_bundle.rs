@@ -267,3 +267,60 @@ fn bad_triggers_and_unusable_directories_are_one_line() {
         assert!(!f.exists(), "nothing recorded on a bad argument");
     }
 }
+
+#[test]
+fn serve_writes_a_bundle_on_sigusr1_and_keeps_serving() {
+    let d = tempfile::tempdir().unwrap();
+    let pid = getpid().to_string();
+    let mut child = Command::new(bin())
+        .args([
+            "serve",
+            "--procfs",
+            "-i",
+            "0.5",
+            "--listen",
+            "127.0.0.1:0",
+            "-p",
+            &pid,
+            "--incident-dir",
+            d.path().to_str().unwrap(),
+            "--after",
+            "1s",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let _group = Group(child.id() as i32);
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: signalling the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) };
+    let t0 = Instant::now();
+    while !bundles(d.path())
+        .first()
+        .is_some_and(|b| b.join("summary.json").exists())
+    {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no bundle");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // the bundle's --after: then stop it as a service manager would
+    std::thread::sleep(Duration::from_millis(2000));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "SIGUSR1 must not end it"
+    );
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("SIGUSR1 fired; bundle written"), "{err}");
+    assert!(err.contains("complete ("), "{err}");
+    let b = bundles(d.path());
+    assert_eq!(b.len(), 1);
+    let r = Reader::open(&b[0].join("recording.schedtop")).unwrap();
+    // 2.5 s before at 0.5 s, then 1 s after: a readable, closed recording
+    assert!(r.len() >= 6, "{} Samples", r.len());
+    assert!(r.damage().is_empty(), "{:?}", r.damage());
+}
