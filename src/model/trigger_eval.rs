@@ -110,9 +110,11 @@ pub fn evaluate(t: &Trigger, x: &Figures) -> Verdict {
     let d = x.derived;
     let mut seen = false;
     let mut hits: Vec<Hit> = Vec::new();
-    let mut consider = |id: u32, name: &str, v: Option<f64>| {
+    // `measured`: the row carries the figure's source (an empty histogram
+    // is a quiet interval, not a missing figure)
+    let mut consider = |id: u32, name: &str, v: Option<f64>, measured: bool| {
+        seen |= measured || v.is_some();
         if let Some(v) = v {
-            seen = true;
             if t.op.holds(v, t.threshold) {
                 hits.push(Hit {
                     id,
@@ -122,19 +124,27 @@ pub fn evaluate(t: &Trigger, x: &Figures) -> Verdict {
             }
         }
     };
+    let row_measured = |r: &Row| match t.figure {
+        Figure::WaitP99 => r.wait_hist.is_some(),
+        Figure::MigrPerS => r.migrations.is_some(),
+        _ => false,
+    };
     match t.scope {
         Scope::Thread => d
             .threads
             .iter()
-            .for_each(|r| consider(r.id, &r.comm, row_figure(t.figure, r))),
+            .for_each(|r| consider(r.id, &r.comm, row_figure(t.figure, r), row_measured(r))),
         Scope::Proc => d
             .processes
             .iter()
-            .for_each(|r| consider(r.id, &r.comm, row_figure(t.figure, r))),
-        Scope::Cgroup => d
-            .cgroups
-            .iter()
-            .for_each(|c| consider(0, &c.path, cgroup_figure(t.figure, c))),
+            .for_each(|r| consider(r.id, &r.comm, row_figure(t.figure, r), row_measured(r))),
+        Scope::Cgroup => d.cgroups.iter().for_each(|c| {
+            let measured = match t.figure {
+                Figure::WaitP99 => c.wait_hist.is_some(),
+                _ => false,
+            };
+            consider(0, &c.path, cgroup_figure(t.figure, c), measured)
+        }),
         Scope::Cpu => {
             for c in x.cpus.map_or(&[][..], |v| &v.cpus[..]) {
                 let v = match t.figure {
@@ -142,10 +152,10 @@ pub fn evaluate(t: &Trigger, x: &Figures) -> Verdict {
                     Figure::MigrPerS => c.migr_in_s,
                     _ => None,
                 };
-                consider(c.cpu, &format!("cpu{}", c.cpu), v);
+                consider(c.cpu, &format!("cpu{}", c.cpu), v, false);
             }
         }
-        Scope::System => consider(0, "system", system_figure(t.figure, x)),
+        Scope::System => consider(0, "system", system_figure(t.figure, x), false),
     }
     if hits.is_empty() {
         // rows that exist but carry no figure: the source cannot see it
@@ -269,11 +279,23 @@ mod tests {
         );
         // procfs rows carry no histogram: not evaluated, said so
         let mut bare = d.clone();
-        bare.threads.iter_mut().for_each(|r| r.p99_wait_us = None);
+        bare.threads.iter_mut().for_each(|r| {
+            r.p99_wait_us = None;
+            r.wait_hist = None;
+        });
         assert!(matches!(
             evaluate(&t, &Figures::rows(&bare)),
             Verdict::NotEvaluated(_)
         ));
+        // BPF rows of threads that never waited: measured, and quiet
+        let mut idle = d.clone();
+        idle.threads.iter_mut().for_each(|r| {
+            r.p99_wait_us = None;
+            r.wait_hist = Some(Log2Hist {
+                counts: vec![0; 30],
+            });
+        });
+        assert_eq!(evaluate(&t, &Figures::rows(&idle)), Verdict::Quiet);
     }
 
     #[test]
