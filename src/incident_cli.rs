@@ -90,7 +90,7 @@ impl Headless {
         kept.push(s);
         for e in self
             .watch
-            .on_sample(s, host, kept, &mut crate::ui::incident_screens::render)
+            .on_sample(s, host, kept, crate::ui::incident_screens::render)
         {
             eprintln!("schedtop: {}", incident::describe(&e));
         }

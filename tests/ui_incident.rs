@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use schedtop::collect::Seekable;
 use schedtop::export::incident::{IncidentOptions, Watch};
+use schedtop::export::incident_writer::Render;
 use schedtop::model::trigger::parse;
 use schedtop::model::{HostInfo, Sample};
 use schedtop::record::testdata::{synthetic_host, synthetic_samples, SynthOptions};
@@ -71,6 +72,8 @@ fn the_i_key_writes_a_bundle_of_the_history_and_the_next_seconds() {
     for x in &samples[11..20] {
         s.push_sample(x.clone());
     }
+    // the bundle is written on its own thread: the session's end waits for it
+    drop(s);
     // 11 kept Samples, then 3 s more at 1 s each
     let r = Reader::open(&b[0].join("recording.schedtop")).unwrap();
     let times: Vec<u64> = (0..r.len()).filter_map(|i| r.time_of(i)).collect();
@@ -100,11 +103,11 @@ fn a_trigger_that_keeps_holding_fires_once() {
     let mut w = Watch::new(vec![t], opts(d.path(), 2));
     let mut kept = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
     let mut events = Vec::new();
-    let mut screens =
+    let screens: Render =
         |_: &HostInfo, _: &mut dyn Seekable| vec![("x.txt".to_string(), "x".to_string())];
     for x in &samples {
         kept.push(x);
-        events.extend(w.on_sample(x, &host, &mut kept, &mut screens));
+        events.extend(w.on_sample(x, &host, &mut kept, screens));
     }
     let written = events
         .iter()
@@ -112,6 +115,15 @@ fn a_trigger_that_keeps_holding_fires_once() {
         .count();
     assert_eq!(written, 1, "{events:?}");
     assert_eq!(bundles(d.path()).len(), 1);
+    w.finish();
+    // the screens the renderer gave, written 0600 by the bundle's writer
+    let x = bundles(d.path())[0].join("x.txt");
+    assert_eq!(std::fs::read_to_string(&x).unwrap(), "x");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&x).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
     // the condition held throughout: one episode, no second firing
     assert!(
         !events
@@ -130,16 +142,18 @@ fn cooldown_and_the_bundle_cap_hold_against_a_flapping_trigger() {
     o.max_bundles = 2;
     let mut w = Watch::new(Vec::new(), o);
     let mut kept = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
-    let mut screens = |_: &HostInfo, _: &mut dyn Seekable| Vec::new();
+    let screens: Render = |_: &HostInfo, _: &mut dyn Seekable| Vec::new();
     let mut said = Vec::new();
     for x in &samples {
         w.request("flap");
         kept.push(x);
         said.extend(
-            w.on_sample(x, &host, &mut kept, &mut screens)
+            w.on_sample(x, &host, &mut kept, screens)
                 .iter()
                 .map(schedtop::export::incident::describe),
         );
+        // time passes between Samples: the bundle's writer is done
+        said.extend(w.finish().iter().map(schedtop::export::incident::describe));
     }
     assert_eq!(bundles(d.path()).len(), 2, "{said:#?}");
     assert!(said.iter().any(|l| l.contains("(the cap)")), "{said:#?}");
@@ -152,10 +166,12 @@ fn cooldown_and_the_bundle_cap_hold_against_a_flapping_trigger() {
         w.request("flap");
         kept.push(x);
         said.extend(
-            w.on_sample(x, &host, &mut kept, &mut screens)
+            w.on_sample(x, &host, &mut kept, screens)
                 .iter()
                 .map(schedtop::export::incident::describe),
         );
+        // time passes between Samples: the bundle's writer is done
+        said.extend(w.finish().iter().map(schedtop::export::incident::describe));
     }
     assert_eq!(bundles(d2.path()).len(), 1);
     assert_eq!(said.iter().filter(|l| l.contains("cooldown")).count(), 11);
@@ -187,12 +203,12 @@ fn an_unusable_directory_is_one_line_and_a_symlink_is_never_followed() {
     std::os::unix::fs::symlink(&target, d.path().join(&name)).unwrap();
     let mut w = Watch::new(Vec::new(), opts(d.path(), 0));
     let mut kept = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
-    let mut screens = |_: &HostInfo, _: &mut dyn Seekable| Vec::new();
+    let screens: Render = |_: &HostInfo, _: &mut dyn Seekable| Vec::new();
     kept.push(&samples[0]);
-    w.on_sample(&samples[0], &host, &mut kept, &mut screens);
+    w.on_sample(&samples[0], &host, &mut kept, screens);
     w.request("test");
     kept.push(&samples[1]);
-    w.on_sample(&samples[1], &host, &mut kept, &mut screens);
+    w.on_sample(&samples[1], &host, &mut kept, screens);
     assert_eq!(
         std::fs::read_dir(&target).unwrap().count(),
         0,
@@ -214,13 +230,13 @@ fn with_flight_the_bundle_asks_the_recorder_for_its_trace_inside_it() {
     let (tx, rx) = std::sync::mpsc::channel::<DumpRequest>();
     let mut w = Watch::new(Vec::new(), opts(d.path(), 0)).with_flight(tx);
     let mut kept = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
-    let mut screens = |_: &HostInfo, _: &mut dyn Seekable| Vec::new();
+    let screens: Render = |_: &HostInfo, _: &mut dyn Seekable| Vec::new();
     kept.push(&samples[0]);
-    w.on_sample(&samples[0], &host, &mut kept, &mut screens);
+    w.on_sample(&samples[0], &host, &mut kept, screens);
     assert!(rx.try_recv().is_err(), "no request before a firing");
     w.request("the i key");
     kept.push(&samples[1]);
-    w.on_sample(&samples[1], &host, &mut kept, &mut screens);
+    w.on_sample(&samples[1], &host, &mut kept, screens);
     let b = bundles(d.path());
     let req = rx.try_recv().expect("a trace request");
     assert_eq!(req.dir, b[0], "the trace goes into the bundle");
@@ -235,7 +251,7 @@ fn with_flight_the_bundle_asks_the_recorder_for_its_trace_inside_it() {
     };
     req.reply.send(Ok(done.clone())).unwrap();
     kept.push(&samples[2]);
-    let ev = w.on_sample(&samples[2], &host, &mut kept, &mut screens);
+    let ev = w.on_sample(&samples[2], &host, &mut kept, screens);
     assert!(ev.contains(&Event::Trace(Ok(done))), "{ev:?}");
 }
 

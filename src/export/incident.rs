@@ -22,13 +22,13 @@ use anyhow::{bail, Context, Result};
 
 use super::flight_ring::{DumpOutcome, DumpRequest};
 use super::incident_summary::{self as summary, Firing};
+use super::incident_writer::{Job, Render, Running};
 use crate::collect::Seekable;
 use crate::model::cpus;
 use crate::model::interval::derive;
 use crate::model::trigger::Trigger;
 use crate::model::trigger_eval::{evaluate, system_pressure_pct, Figures, Hold, Verdict};
 use crate::model::{HostInfo, Sample};
-use crate::record::{OpenMode, WriteOptions, Writer, Written};
 use crate::util::files::create_new_mode;
 use crate::util::names::file_name_ext;
 
@@ -66,9 +66,11 @@ impl IncidentOptions {
     }
 }
 
-/// Screenshots for a bundle: (file name, contents), rendered by the UI
-/// from the kept Samples (the caller knows how to draw).
-pub type Screens<'a> = dyn FnMut(&HostInfo, &mut dyn Seekable) -> Vec<(String, String)> + 'a;
+/// The kept history a bundle's recording starts with: read here, and
+/// frozen (its compressed frames shared) for the bundle's writer thread.
+pub trait Kept: Seekable {
+    fn frozen(&self) -> Box<dyn Seekable + Send>;
+}
 
 /// What `on_sample` did.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,10 +80,11 @@ pub enum Event {
         dir: PathBuf,
         reason: String,
     },
-    /// the bundle's recording is complete
+    /// the bundle's recording is complete (`cut`: at the byte cap)
     Finished {
         dir: PathBuf,
         samples: u64,
+        cut: bool,
     },
     /// fired, but no bundle: the cooldown, the caps, one still open
     Suppressed {
@@ -106,10 +109,9 @@ struct Flight {
 }
 
 struct Open {
-    dir: PathBuf,
-    writer: Option<Writer>,
+    writer: Running,
+    /// the `--after` Samples go to the writer until then
     until_mono: u64,
-    samples: u64,
 }
 
 pub struct Watch {
@@ -247,8 +249,8 @@ impl Watch {
         &mut self,
         s: &Sample,
         host: &HostInfo,
-        kept: &mut dyn Seekable,
-        screens: &mut Screens,
+        kept: &mut dyn Kept,
+        render: Render,
     ) -> Vec<Event> {
         let mut ev = Vec::new();
         if let Some(f) = &self.flight {
@@ -276,7 +278,7 @@ impl Watch {
             });
             return ev;
         }
-        match self.make(&f, s, host, kept, screens) {
+        match self.make(&f, s, host, kept, render) {
             Ok(dir) => {
                 self.last_made_mono = Some(s.mono_ns);
                 ev.push(Event::Written {
@@ -284,7 +286,9 @@ impl Watch {
                     reason: f.reason,
                 });
                 if self.opts.after_ns == 0 {
-                    ev.extend(self.close());
+                    if let Some(o) = self.open.as_mut() {
+                        o.writer.close_input();
+                    }
                 }
             }
             Err(e) => ev.push(Event::Failed(format!("incident bundle: {e:#}"))),
@@ -292,43 +296,21 @@ impl Watch {
         ev
     }
 
-    /// The open bundle's recording takes `s`; closes it after `--after`.
+    /// The open bundle's recording takes `s` until `--after` is over;
+    /// the writer's outcome, once done.
     fn extend(&mut self, s: &Sample) -> Option<Event> {
         let o = self.open.as_mut()?;
-        if let Some(w) = o.writer.as_mut() {
-            match w.write_sample(s) {
-                Ok(Written::Ok) => o.samples += 1,
-                // the byte cap: the recording ends here
-                Ok(Written::Full) => o.until_mono = 0,
-                Err(e) => {
-                    o.writer = None;
-                    return Some(Event::Failed(format!(
-                        "incident bundle {}: {e:#}",
-                        o.dir.display()
-                    )));
-                }
-            }
+        if let Some(done) = o.writer.poll() {
+            self.open = None;
+            return Some(done);
         }
+        // up to the first Sample at or past the end (its interval is
+        // mostly inside the window); nothing once the input is closed
+        o.writer.send(s);
         if s.mono_ns >= o.until_mono {
-            return self.close();
+            o.writer.close_input();
         }
         None
-    }
-
-    fn close(&mut self) -> Option<Event> {
-        let mut o = self.open.take()?;
-        if let Some(w) = o.writer.take() {
-            if let Err(e) = w.finish() {
-                return Some(Event::Failed(format!(
-                    "incident bundle {}: {e:#}",
-                    o.dir.display()
-                )));
-            }
-        }
-        Some(Event::Finished {
-            dir: o.dir,
-            samples: o.samples,
-        })
     }
 
     /// The first trigger that fires on this interval (or the request).
@@ -336,7 +318,7 @@ impl Watch {
         &mut self,
         s: &Sample,
         host: &HostInfo,
-        kept: &mut dyn Seekable,
+        kept: &mut dyn Kept,
         ev: &mut Vec<Event>,
     ) -> Option<Firing> {
         if self.triggers.is_empty() && self.manual.is_none() {
@@ -422,13 +404,15 @@ impl Watch {
         None
     }
 
+    /// The directory, the flight trace request and the summary now; the
+    /// screens and the recording on the writer's thread.
     fn make(
         &mut self,
         f: &Firing,
         s: &Sample,
         host: &HostInfo,
-        kept: &mut dyn Seekable,
-        screens: &mut Screens,
+        kept: &mut dyn Kept,
+        render: Render,
     ) -> Result<PathBuf> {
         let (_, used) = existing(&self.opts.dir);
         let dir = make_dir(&self.opts.dir, &host.hostname, s.time_ns)?;
@@ -445,38 +429,14 @@ impl Watch {
                 Err(_) => "; the flight recorder had stopped: no trace",
             }
         });
-        let budget = self.opts.max_bytes.saturating_sub(used);
-        for (name, body) in screens(host, kept) {
-            write_file(&dir, &name, body.as_bytes())?;
-        }
-        let path = dir.join(RECORDING);
-        let opts = WriteOptions {
-            mode: OpenMode::CreateNew,
-            max_size: Some(budget),
-            ..Default::default()
-        };
-        let mut w = Writer::open(&path, host, opts)?;
-        let mut n = 0u64;
-        let (mut first, mut full) = (None, false);
-        for i in 0..kept.len() {
-            let k = kept.sample(i)?;
-            match w.write_sample(&k)? {
-                Written::Ok => {
-                    n += 1;
-                    first.get_or_insert(k.time_ns);
-                }
-                Written::Full => {
-                    full = true;
-                    break;
-                }
-            }
-        }
         let what = format!(
-            "{RECORDING}: {n} Samples kept from {} to the firing, then the next {} s{}",
-            first.map_or("-".into(), crate::util::clock::rfc3339),
+            "{RECORDING}: {} Samples kept from {} to the firing, then the next {} s{}",
+            kept.len(),
+            kept.time_of(0)
+                .map_or("-".into(), crate::util::clock::rfc3339),
             self.opts.after_ns / 1_000_000_000,
-            if full { " (cut at the byte cap)" } else { "" }
-        ) + trace.unwrap_or("");
+            trace.unwrap_or("")
+        );
         write_file(
             &dir,
             "summary.txt",
@@ -487,23 +447,23 @@ impl Watch {
             "summary.json",
             summary::json(f, host, &what).as_bytes(),
         )?;
-        self.open = Some(Open {
+        let writer = Running::start(Job {
             dir: dir.clone(),
-            writer: if full {
-                w.finish()?;
-                None
-            } else {
-                Some(w)
-            },
+            host: host.clone(),
+            kept: kept.frozen(),
+            render,
+            budget: self.opts.max_bytes.saturating_sub(used),
+        })?;
+        self.open = Some(Open {
+            writer,
             until_mono: s.mono_ns.saturating_add(self.opts.after_ns),
-            samples: n,
         });
         Ok(dir)
     }
 
-    /// Close an open bundle's recording now (at exit).
+    /// End an open bundle's recording now and wait for its writer (at exit).
     pub fn finish(&mut self) -> Option<Event> {
-        self.close()
+        self.open.take()?.writer.join()
     }
 }
 
@@ -516,12 +476,15 @@ pub fn describe(e: &Event) -> String {
             visible(reason),
             dir.display()
         ),
-        Event::Finished { dir, samples } => {
-            format!(
-                "incident bundle {} complete ({samples} Samples)",
-                dir.display()
-            )
-        }
+        Event::Finished { dir, samples, cut } => format!(
+            "incident bundle {} complete ({samples} Samples{})",
+            dir.display(),
+            if *cut {
+                ", cut at --incident-max-size"
+            } else {
+                ""
+            }
+        ),
         Event::Suppressed { reason, why } => {
             format!("incident: {} fired; no bundle: {why}", visible(reason))
         }

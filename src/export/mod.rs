@@ -4,6 +4,7 @@ pub mod dump;
 pub mod flight_ring;
 pub mod incident;
 pub mod incident_summary;
+pub mod incident_writer;
 pub mod json;
 pub mod openmetrics;
 pub mod openmetrics_encode;

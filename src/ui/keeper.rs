@@ -57,7 +57,7 @@ impl Keeper {
         if std::mem::take(&mut self.fire) {
             w.request("the i key");
         }
-        w.on_sample(s, host, &mut *h, &mut super::incident_screens::render)
+        w.on_sample(s, host, &mut *h, super::incident_screens::render)
             .iter()
             .map(line)
             .collect()

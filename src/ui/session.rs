@@ -114,7 +114,7 @@ impl Session {
                     w.request("SIGUSR1");
                 }
                 let host = self.app.host.clone();
-                for e in w.on_sample(&s, &host, &mut *h, &mut super::incident_screens::render) {
+                for e in w.on_sample(&s, &host, &mut *h, super::incident_screens::render) {
                     self.app.status = Some(incident_status(&e));
                 }
             }
