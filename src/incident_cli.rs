@@ -64,8 +64,15 @@ impl Headless {
     /// None when nothing asks for bundles; an unusable directory is an error.
     pub fn from_args(a: &TriggerArgs) -> Result<Option<Headless>> {
         if !a.wanted() {
-            if a.before.is_some() || a.after.is_some() || a.cooldown.is_some() {
-                anyhow::bail!("--before, --after and --cooldown are for --trigger");
+            let bundle_opts = a.before.is_some()
+                || a.after.is_some()
+                || a.cooldown.is_some()
+                || a.max_incidents.is_some()
+                || a.incident_max_size.is_some();
+            if bundle_opts {
+                anyhow::bail!(
+                    "--before, --after, --cooldown, --max-incidents and --incident-max-size are for --trigger or --incident-dir"
+                );
             }
             return Ok(None);
         }

@@ -12,7 +12,9 @@
 //! `on_sample` with the kept history; it derives the interval, evaluates
 //! the triggers and says what it did as `Event`s, which the caller shows
 //! (the status line, stderr). It never stops the caller: a bundle that
-//! cannot be written is an `Event::Failed`.
+//! cannot be written is an `Event::Failed`. The directory and summary are
+//! made at the firing; the screenshots and the recording are written on a
+//! thread of their own (incident_writer.rs).
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};

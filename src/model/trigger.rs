@@ -32,7 +32,8 @@ pub enum Figure {
     MigrPerS,
     /// run-queue length (CPU)
     RqLen,
-    /// CPU pressure, `some avg10` in percent (PSI)
+    /// CPU pressure (PSI) `some`: % of the interval, from the kernel's
+    /// cumulative total (else its avg10)
     CpuPressure,
     /// ms throttled per second (cgroup CPU bandwidth)
     ThrottledMsPerS,
