@@ -83,6 +83,9 @@ pub struct LiveFeed {
     last_was_error: bool,
     /// an incident watch runs on the collector thread
     watched: bool,
+    /// joined on drop when it keeps a history (an incident bundle being
+    /// written gets its end)
+    collector: Option<std::thread::JoinHandle<()>>,
 }
 
 impl LiveFeed {
@@ -104,7 +107,7 @@ impl LiveFeed {
         let (control, ctl_rx) = mpsc::channel();
         let opts = opts.clone();
         let watched = keep.as_ref().is_some_and(|k| k.watch.is_some());
-        std::thread::Builder::new()
+        let handle = std::thread::Builder::new()
             .name("schedtop-collect".into())
             .spawn(move || collect(opts, keep, host_tx, tx, ctl_rx))?;
         let (host, kept) = host_rx
@@ -119,9 +122,24 @@ impl LiveFeed {
                 stopped: false,
                 last_was_error: false,
                 watched,
+                collector: watched.then_some(handle),
             },
             kept,
         ))
+    }
+}
+
+impl Drop for LiveFeed {
+    /// With an incident watch: stop the collector (its control channel
+    /// closes) and wait for it, so a bundle being written is finished
+    /// (its recording closed) before the process exits.
+    fn drop(&mut self) {
+        let Some(h) = self.collector.take() else {
+            return;
+        };
+        let (dummy, _) = mpsc::channel();
+        drop(std::mem::replace(&mut self.control, dummy));
+        let _ = h.join();
     }
 }
 
