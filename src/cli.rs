@@ -33,6 +33,61 @@ pub struct Cli {
     /// compressed Samples
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_history, conflicts_with = "batch")]
     pub history: u64,
+    #[command(flatten)]
+    pub incidents: TriggerArgs,
+}
+
+/// `--trigger` and where incident bundles go (live, record, serve).
+#[derive(Args, Debug, Clone, Default)]
+pub struct TriggerArgs {
+    /// Write an incident bundle when this holds, e.g. 'proc:wait_p99>20ms',
+    /// 'cpu:rq_len>8 for 3s', 'cgroup:throttled_ms_per_s>100' (repeatable;
+    /// SIGUSR1 fires one by hand, and the i key in the live view)
+    #[arg(long = "trigger", value_name = "EXPR", value_parser = parse_trigger)]
+    pub triggers: Vec<crate::model::trigger::Trigger>,
+    /// Where incident bundles go (schedtop-incident-HOST-TIME/) [default: .]
+    #[arg(long, value_name = "DIR")]
+    pub incident_dir: Option<std::path::PathBuf>,
+    /// A bundle's recording goes on this long after the firing [default: 30s]
+    #[arg(long, value_name = "D", value_parser = parse_span)]
+    pub after: Option<u64>,
+    /// No new bundle this long after one [default: 5m]
+    #[arg(long, value_name = "D", value_parser = parse_span)]
+    pub cooldown: Option<u64>,
+    /// At most this many bundles in the incident directory [default: 20]
+    #[arg(long, value_name = "N")]
+    pub max_incidents: Option<u32>,
+    /// At most this many bytes of bundles in the incident directory (500M, 2G) [default: 1G]
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    pub incident_max_size: Option<u64>,
+    /// record, serve: keep this much of the past in memory for a bundle's
+    /// recording (the live view keeps --history) [default: 2m]
+    #[arg(long, value_name = "D", value_parser = parse_span)]
+    pub before: Option<u64>,
+}
+
+impl TriggerArgs {
+    /// Whether anything asks for incident bundles (headless modes).
+    pub fn wanted(&self) -> bool {
+        !self.triggers.is_empty() || self.incident_dir.is_some()
+    }
+}
+
+fn parse_trigger(s: &str) -> Result<crate::model::trigger::Trigger, String> {
+    crate::model::trigger::parse(s).map_err(|e| e.to_string())
+}
+
+/// A duration up to a day, in ns.
+fn parse_span(s: &str) -> Result<u64, String> {
+    let v = crate::record::timeexpr::parse_duration(s)?;
+    if v > 86_400_000_000_000 {
+        return Err("at most a day (24h)".into());
+    }
+    Ok(v)
+}
+
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    crate::record::timeexpr::parse_size(s)
 }
 
 /// `--history`: a duration up to a day, in ns (0: off).
@@ -181,6 +236,8 @@ pub struct RecordArgs {
     /// Replace an existing file
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub incidents: TriggerArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -308,4 +365,6 @@ pub struct ServeArgs {
     /// Fail instead of falling back to /proc when BPF cannot load
     #[arg(long)]
     pub require_bpf: bool,
+    #[command(flatten)]
+    pub incidents: TriggerArgs,
 }

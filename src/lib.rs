@@ -10,6 +10,7 @@ pub mod export;
 /// The fuzz targets' bodies (fuzz/, tests): not in the release binary.
 #[cfg(any(test, feature = "testdata"))]
 pub mod fuzz;
+pub mod incident_cli;
 pub mod model;
 pub mod record;
 pub mod record_cli;

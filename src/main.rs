@@ -33,6 +33,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     if cli.history != schedtop::ui::history::DEFAULT_WINDOW_NS && cli.command.is_some() {
         anyhow::bail!("--history is for the live view (schedtop --history 10m)");
     }
+    if cli.command.is_some() && (cli.incidents.wanted() || cli.incidents.before.is_some()) {
+        anyhow::bail!(
+            "--trigger and the bundle options go after the command (schedtop record --trigger EXPR)"
+        );
+    }
     if cli.flight.is_some() && cli.command.is_some() {
         anyhow::bail!("--flight is for the live view (schedtop --flight SECS)");
     }
@@ -60,22 +65,32 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             pid: t.pid,
         }),
         Some(Command::Snapshot(args)) => schedtop::snapshot::run(&args),
-        Some(Command::Serve(a)) => schedtop::serve::run(&schedtop::serve::ServeOptions {
-            listen: a.listen,
-            live: LiveOptions {
-                interval_ns: (a.interval * 1e9) as u64,
-                pid_filter: a.pids,
-                force_procfs: a.procfs,
-                require_bpf: a.require_bpf,
+        Some(Command::Serve(a)) => schedtop::serve::run_with(
+            &schedtop::serve::ServeOptions {
+                listen: a.listen,
+                live: LiveOptions {
+                    interval_ns: (a.interval * 1e9) as u64,
+                    pid_filter: a.pids,
+                    force_procfs: a.procfs,
+                    require_bpf: a.require_bpf,
+                },
+                export: schedtop::export::openmetrics::ExportOptions {
+                    top: a.top,
+                    per_thread: a.per_thread,
+                    max_series: a.max_series,
+                },
+                http: Default::default(),
             },
-            export: schedtop::export::openmetrics::ExportOptions {
-                top: a.top,
-                per_thread: a.per_thread,
-                max_series: a.max_series,
+            {
+                let mut watch = schedtop::incident_cli::Headless::from_args(&a.incidents)?;
+                move |h: &schedtop::model::HostInfo, s: &schedtop::model::Sample| {
+                    if let Some(w) = watch.as_mut() {
+                        w.tap(h, s);
+                    }
+                }
             },
-            http: Default::default(),
-        }),
-        None if !cli.batch => schedtop::ui::run::run_live_history(
+        ),
+        None if !cli.batch => schedtop::ui::run::run_live_watched(
             &opts,
             &schedtop::ui::screenshot_key::ScreenshotConfig::new(
                 &cli.screenshot.screenshot_formats,
@@ -83,8 +98,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             )?,
             cli.flight.map(std::time::Duration::from_secs_f64),
             cli.history,
+            schedtop::incident_cli::live_watch(&cli.incidents, cli.history)?,
         ),
         None => {
+            if cli.incidents.wanted() {
+                anyhow::bail!("--trigger is for the live view, record and serve, not --batch");
+            }
             // not used in batch mode, but not accepted unchecked either
             schedtop::ui::screenshot_key::ScreenshotConfig::new(
                 &cli.screenshot.screenshot_formats,

@@ -26,8 +26,14 @@ pub fn record(a: &RecordArgs) -> Result<()> {
         Some(s) => Some(parse_size(s).map_err(|e| anyhow::anyhow!("--max-size: {e}"))?),
         None => None,
     };
+    let mut incidents = crate::incident_cli::Headless::from_args(&a.incidents)?;
+    let mut tap = |h: &crate::model::HostInfo, s: &crate::model::Sample| {
+        if let Some(i) = incidents.as_mut() {
+            i.tap(h, s);
+        }
+    };
     if let Some(dir) = &a.dir {
-        return record_dir(a, dir, duration_ns);
+        return record_dir(a, dir, duration_ns, &mut tap);
     }
     if a.rotate.is_some() || a.retain.is_some() || a.retain_size.is_some() {
         bail!("--rotate, --retain and --retain-size are for --dir DIR");
@@ -54,10 +60,15 @@ pub fn record(a: &RecordArgs) -> Result<()> {
         .output
         .as_deref()
         .expect("clap requires --output without --dir");
-    recorder::run(output, &opts)
+    recorder::run_tapped(output, &opts, &mut tap)
 }
 
-fn record_dir(a: &RecordArgs, dir: &std::path::Path, duration_ns: Option<u64>) -> Result<()> {
+fn record_dir(
+    a: &RecordArgs,
+    dir: &std::path::Path,
+    duration_ns: Option<u64>,
+    tap: &mut dyn FnMut(&crate::model::HostInfo, &crate::model::Sample),
+) -> Result<()> {
     let rotate = a.rotate.as_deref().unwrap_or("1h");
     let rotate_ns = parse_duration(rotate).map_err(|e| anyhow::anyhow!("--rotate: {e}"))?;
     if rotate_ns < 1_000_000_000 {
@@ -71,7 +82,7 @@ fn record_dir(a: &RecordArgs, dir: &std::path::Path, duration_ns: Option<u64>) -
         Some(s) => Some(parse_size(s).map_err(|e| anyhow::anyhow!("--retain-size: {e}"))?),
         None => None,
     };
-    crate::record::dir_writer::run(
+    crate::record::dir_writer::run_tapped(
         dir,
         &crate::record::dir_writer::DirOptions {
             live: LiveOptions {
@@ -85,6 +96,7 @@ fn record_dir(a: &RecordArgs, dir: &std::path::Path, duration_ns: Option<u64>) -
             retain_bytes,
             duration_ns,
         },
+        tap,
     )
 }
 

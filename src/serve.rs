@@ -99,6 +99,16 @@ fn read_pressure() -> Option<crate::model::pressure::CpuPressure> {
 }
 
 pub fn run(o: &ServeOptions) -> Result<()> {
+    run_with(o, |_, _| {})
+}
+
+/// `run`, with `tap` (`--trigger`'s incident watch) given each Sample on the
+/// sampler thread (before the totals' lock: a bundle being written does
+/// not hold up a scrape).
+pub fn run_with(
+    o: &ServeOptions,
+    mut tap: impl FnMut(&crate::model::HostInfo, &crate::model::Sample) + Send + 'static,
+) -> Result<()> {
     for &pid in &o.live.pid_filter {
         if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
             anyhow::bail!("no process with pid {pid}");
@@ -136,7 +146,10 @@ pub fn run(o: &ServeOptions) -> Result<()> {
                     live.interval_ns,
                     Limits::default(),
                     sampler::sleep_until(stop),
-                    |_, taken| {
+                    |source, taken| {
+                        if let Taken::Sample(s) = &taken {
+                            tap(Source::host(source), s);
+                        }
                         let pressure = read_pressure();
                         let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
                         let t = t.as_mut().expect("set before sampling");

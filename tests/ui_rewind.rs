@@ -164,7 +164,9 @@ fn t_steps_back_while_samples_keep_arriving_and_end_returns_live() {
     assert!(s.contains("at 23:00:27 UTC"), "{s}");
     let (live, back) = header_figures(&s);
     // collection went on: later Samples arrived into the history
-    let kept = session.history().map(schedtop::collect::Seekable::len);
+    let kept = session
+        .history()
+        .map(|h| schedtop::collect::Seekable::len(&*h));
     let kept = kept.unwrap();
     assert!(kept > FIRST + 1, "{kept} kept");
     let newest_s = kept - 1; // 1 s per Sample from 23:00:00
@@ -184,14 +186,16 @@ fn t_steps_back_while_samples_keep_arriving_and_end_returns_live() {
     let (s, session) = run(steps, 140, 20);
     insta::assert_snapshot!("rewind_end_live_140x20", s);
     assert!(!s.contains("REWIND"), "{s}");
-    let kept = session.history().map(schedtop::collect::Seekable::len);
+    let kept = session
+        .history()
+        .map(|h| schedtop::collect::Seekable::len(&*h));
     let newest_s = kept.unwrap() - 1;
     assert!(s.contains(&format!("at 23:00:{newest_s:02} UTC")), "{s}");
     assert_eq!(
         session.current().map(|c| c.time_ns),
         session
             .history()
-            .and_then(|h| schedtop::collect::Seekable::time_of(h, newest_s))
+            .and_then(|h| schedtop::collect::Seekable::time_of(&*h, newest_s))
     );
 }
 
@@ -267,7 +271,7 @@ fn j_then_esc_from_live_stays_live_and_a_jump_rewinds() {
     s.push_sample(samples[FIRST].clone());
     assert_eq!(s.current().map(|c| c.time_ns), shown);
     assert_eq!(
-        s.history().map(schedtop::collect::Seekable::len),
+        s.history().map(|h| schedtop::collect::Seekable::len(&*h)),
         Some(FIRST + 1)
     );
     // End: the newest, live

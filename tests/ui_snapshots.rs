@@ -104,8 +104,14 @@ fn help_overlay() {
     });
     assert!(tops[0].contains("lines 1-22 of"), "{}", tops[0]);
     assert!(!tops[1].contains("Up/Down scroll"), "fits at 200x50");
-    for (top, end) in tops.iter().zip(&ends) {
-        let s = format!("{top}{end}");
+    for ((top, end), &(w, h)) in tops.iter().zip(&ends).zip(SIZES.iter()) {
+        // the lines between the first and the last page, when there are any
+        let middle = screen(
+            &apply(bpf(w, h), &[Action::ToggleHelp, Action::HelpScroll(11)]),
+            w,
+            h,
+        );
+        let s = format!("{top}{middle}{end}");
         for (keys, what) in schedtop::ui::keys::HELP {
             assert!(s.contains(keys), "help lacks {keys}");
             assert!(s.contains(what), "help lacks {what}");

@@ -28,11 +28,12 @@ pub enum Figure {
     WaitP99,
     /// involuntary switches per second
     InvolPerS,
-    /// migrations per second
+    /// migrations per second (a CPU: migrations into it)
     MigrPerS,
     /// run-queue length (CPU)
     RqLen,
-    /// CPU pressure, `some avg10` in percent (PSI)
+    /// CPU pressure (PSI) `some`: % of the interval, from the kernel's
+    /// cumulative total (else its avg10)
     CpuPressure,
     /// ms throttled per second (cgroup CPU bandwidth)
     ThrottledMsPerS,
@@ -59,13 +60,7 @@ const FIGURES: &[(&str, Figure, Unit, &[Scope])] = &[
         "invol_per_s",
         Figure::InvolPerS,
         Unit::Number,
-        &[
-            Scope::Thread,
-            Scope::Proc,
-            Scope::Cgroup,
-            Scope::Cpu,
-            Scope::System,
-        ],
+        &[Scope::Thread, Scope::Proc, Scope::Cgroup, Scope::System],
     ),
     (
         "migrations_per_s",

@@ -1,16 +1,20 @@
-//! Evaluating a parsed trigger (trigger.rs) on one interval's rows: which
-//! thread, process or the system crosses the threshold, and whether it has
-//! held for the trigger's `for` time. Scopes whose figures are not in the
-//! rows yet (cpu, cgroup, pressure) report that they are not evaluated,
-//! rather than never firing in silence.
+//! Evaluating a parsed trigger (trigger.rs) on one interval: which
+//! thread, process, cgroup, CPU or the system crosses the threshold, and
+//! whether it has held for the trigger's `for` time. A figure the source
+//! cannot see (no histograms under procfs, no PSI) reports that it is not
+//! evaluated, rather than never firing in silence.
+use super::cgroup::CgroupRow;
+use super::cpus::CpuView;
 use super::interval::{Derived, Row};
 use super::trigger::{Figure, Scope, Trigger};
+use super::Sample;
 
 /// Who crossed the threshold, with the figure (ns for times).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hit {
-    /// thread id, process id, or 0 for the system
+    /// thread id, process id, CPU number, or 0 for the system and cgroups
     pub id: u32,
+    /// the name (a cgroup: its path); hostile, escape before display
     pub comm: String,
     pub value: f64,
 }
@@ -21,57 +25,150 @@ pub enum Verdict {
     /// the condition holds for these, highest figure first
     Holds(Vec<Hit>),
     Quiet,
-    /// the rows do not carry this scope's figure
+    /// the interval does not carry this figure (says why)
     NotEvaluated(&'static str),
 }
 
-fn row_figure(f: Figure, r: &Row) -> Option<f64> {
+/// Everything one interval offers the evaluator.
+#[derive(Clone, Copy, Debug)]
+pub struct Figures<'a> {
+    pub derived: &'a Derived,
+    /// the CPU view's figures (None on the first Sample)
+    pub cpus: Option<&'a CpuView>,
+    /// system CPU pressure, `some`, % of the interval
+    pub pressure_pct: Option<f64>,
+}
+
+impl<'a> Figures<'a> {
+    /// Rows only (no CPU view, no pressure).
+    pub fn rows(derived: &'a Derived) -> Figures<'a> {
+        Figures {
+            derived,
+            cpus: None,
+            pressure_pct: None,
+        }
+    }
+}
+
+/// The system's `some` CPU pressure over the interval from `prev` to `cur`
+/// in % (from the kernel's cumulative µs), else its 10 s average.
+pub fn system_pressure_pct(prev: Option<&Sample>, cur: &Sample) -> Option<f64> {
+    let c = cur.system.cpu_pressure.as_deref()?;
+    let from_total = prev.and_then(|p| {
+        let p = p.system.cpu_pressure.as_deref()?;
+        let dt_us = cur.mono_ns.checked_sub(prev?.mono_ns)? as f64 / 1e3;
+        let d = c.some_total_us.checked_sub(p.some_total_us)? as f64;
+        (dt_us > 0.0).then(|| (d / dt_us * 100.0).min(100.0))
+    });
+    Some(from_total.unwrap_or(c.some_avg10))
+}
+
+/// A row's figure; None where the row does not carry it.
+pub fn row_figure(f: Figure, r: &Row) -> Option<f64> {
     match f {
         // log2 buckets: the p99 is known to a factor of two (upper bound)
-        // log2 buckets: the p99 is known to a factor of two (upper bound)
         Figure::WaitP99 => r.p99_wait_us.map(|us| us as f64 * 1e3),
+        // nvcsw: the kernel's non-voluntary (involuntary) switch count
         Figure::InvolPerS => r.nvcsw_s,
         Figure::MigrPerS => r.migr_s,
         _ => None,
     }
 }
 
-/// The trigger's condition on the interval `d`.
-pub fn evaluate(t: &Trigger, d: &Derived) -> Verdict {
-    let rows = match t.scope {
-        Scope::Thread => &d.threads,
-        Scope::Proc => &d.processes,
-        Scope::System => {
-            let v = match t.figure {
-                Figure::InvolPerS => Some(d.system.involuntary_s),
-                _ => None,
-            };
-            return match v {
-                None => Verdict::NotEvaluated("this system figure is not in the rows yet"),
-                Some(v) if t.op.holds(v, t.threshold) => Verdict::Holds(vec![Hit {
-                    id: 0,
-                    comm: "system".into(),
-                    value: v,
-                }]),
-                Some(_) => Verdict::Quiet,
-            };
+fn cgroup_figure(f: Figure, c: &CgroupRow) -> Option<f64> {
+    match f {
+        Figure::WaitP99 => c.p99_wait_us.map(|us| us as f64 * 1e3),
+        Figure::InvolPerS => c.nvcsw_s,
+        Figure::MigrPerS => c.migr_s,
+        Figure::CpuPressure => c.psi_some_pct.or(c.psi_some_avg10),
+        Figure::ThrottledMsPerS => c.throttled_ms_per_s,
+        Figure::RqLen => None,
+    }
+}
+
+fn system_figure(f: Figure, x: &Figures) -> Option<f64> {
+    let d = x.derived;
+    match f {
+        Figure::InvolPerS => Some(d.system.involuntary_s),
+        Figure::MigrPerS => {
+            let mut any = false;
+            let sum = d
+                .threads
+                .iter()
+                .filter_map(|r| r.migr_s)
+                .inspect(|_| any = true)
+                .sum::<f64>();
+            any.then_some(sum)
         }
-        Scope::Cpu | Scope::Cgroup => {
-            return Verdict::NotEvaluated("cpu and cgroup triggers are not evaluated yet")
+        Figure::CpuPressure => x.pressure_pct,
+        _ => None,
+    }
+}
+
+/// The trigger's condition on one interval.
+pub fn evaluate(t: &Trigger, x: &Figures) -> Verdict {
+    let d = x.derived;
+    let mut seen = false;
+    let mut hits: Vec<Hit> = Vec::new();
+    // `measured`: the row carries the figure's source (an empty histogram
+    // is a quiet interval, not a missing figure)
+    let mut consider = |id: u32, name: &str, v: Option<f64>, measured: bool| {
+        seen |= measured || v.is_some();
+        if let Some(v) = v {
+            if t.op.holds(v, t.threshold) {
+                hits.push(Hit {
+                    id,
+                    comm: name.to_string(),
+                    value: v,
+                });
+            }
         }
     };
-    let mut hits: Vec<Hit> = rows
-        .iter()
-        .filter_map(|r| {
-            let v = row_figure(t.figure, r)?;
-            t.op.holds(v, t.threshold).then(|| Hit {
-                id: r.id,
-                comm: r.comm.clone(),
-                value: v,
-            })
-        })
-        .collect();
+    let row_measured = |r: &Row| match t.figure {
+        Figure::WaitP99 => r.wait_hist.is_some(),
+        Figure::MigrPerS => r.migrations.is_some(),
+        _ => false,
+    };
+    match t.scope {
+        Scope::Thread => d
+            .threads
+            .iter()
+            .for_each(|r| consider(r.id, &r.comm, row_figure(t.figure, r), row_measured(r))),
+        Scope::Proc => d
+            .processes
+            .iter()
+            .for_each(|r| consider(r.id, &r.comm, row_figure(t.figure, r), row_measured(r))),
+        Scope::Cgroup => d.cgroups.iter().for_each(|c| {
+            let measured = match t.figure {
+                Figure::WaitP99 => c.wait_hist.is_some(),
+                _ => false,
+            };
+            consider(0, &c.path, cgroup_figure(t.figure, c), measured)
+        }),
+        Scope::Cpu => {
+            for c in x.cpus.map_or(&[][..], |v| &v.cpus[..]) {
+                let v = match t.figure {
+                    Figure::RqLen => c.rq_now,
+                    Figure::MigrPerS => c.migr_in_s,
+                    _ => None,
+                };
+                consider(c.cpu, &format!("cpu{}", c.cpu), v, false);
+            }
+        }
+        Scope::System => consider(0, "system", system_figure(t.figure, x), false),
+    }
     if hits.is_empty() {
+        // rows that exist but carry no figure: the source cannot see it
+        let has_rows = match t.scope {
+            Scope::Thread => !d.threads.is_empty(),
+            Scope::Proc => !d.processes.is_empty(),
+            Scope::Cgroup => !d.cgroups.is_empty(),
+            Scope::Cpu => x.cpus.is_some_and(|v| !v.cpus.is_empty()),
+            Scope::System => true,
+        };
+        if !seen && has_rows {
+            return Verdict::NotEvaluated("this source does not measure the figure");
+        }
         return Verdict::Quiet;
     }
     hits.sort_by(|a, b| b.value.total_cmp(&a.value));
@@ -160,7 +257,7 @@ mod tests {
             ..Default::default()
         };
         let t = parse("thread:invol_per_s>100").unwrap();
-        let Verdict::Holds(h) = evaluate(&t, &d) else {
+        let Verdict::Holds(h) = evaluate(&t, &Figures::rows(&d)) else {
             panic!("no hit");
         };
         assert_eq!(h.iter().map(|x| x.id).collect::<Vec<_>>(), vec![3, 2]);
@@ -170,16 +267,101 @@ mod tests {
         // slot 20 ends at 2^20 us (1.05 s), slot 14 at 16.4 ms: under 20 ms
         let want = (1u64 << 20) as f64 * 1e3;
         assert!(want > 20e6);
-        let Verdict::Holds(h) = evaluate(&t, &d) else {
+        let Verdict::Holds(h) = evaluate(&t, &Figures::rows(&d)) else {
             panic!("no hit");
         };
         assert_eq!((h.len(), h[0].id, h[0].value), (1, 2, want));
         assert_eq!(
-            evaluate(&parse("thread:invol_per_s>1000").unwrap(), &d),
+            evaluate(
+                &parse("thread:invol_per_s>1000").unwrap(),
+                &Figures::rows(&d)
+            ),
             Verdict::Quiet
         );
+        // procfs rows carry no histogram: not evaluated, said so
+        let mut bare = d.clone();
+        bare.threads.iter_mut().for_each(|r| {
+            r.p99_wait_us = None;
+            r.wait_hist = None;
+        });
         assert!(matches!(
-            evaluate(&parse("cpu:rq_len>8").unwrap(), &d),
+            evaluate(&t, &Figures::rows(&bare)),
+            Verdict::NotEvaluated(_)
+        ));
+        // BPF rows of threads that never waited: measured, and quiet
+        let mut idle = d.clone();
+        idle.threads.iter_mut().for_each(|r| {
+            r.p99_wait_us = None;
+            r.wait_hist = Some(Log2Hist {
+                counts: vec![0; 30],
+            });
+        });
+        assert_eq!(evaluate(&t, &Figures::rows(&idle)), Verdict::Quiet);
+    }
+
+    #[test]
+    fn cpus_cgroups_and_pressure() {
+        use crate::model::cgroup::CgroupRow;
+        use crate::model::cpus::{CpuFigures, CpuView};
+        let cpu = |n: u32, rq: f64| CpuFigures {
+            cpu: n,
+            node: 0,
+            llc: 0,
+            rq_now: Some(rq),
+            rq_max: None,
+            busy_pct: None,
+            switches_s: None,
+            migr_in_s: None,
+            migr_out_s: None,
+        };
+        let view = CpuView {
+            interval_s: 1.0,
+            cpus: vec![cpu(0, 1.0), cpu(1, 9.5)],
+            ..Default::default()
+        };
+        let d = Derived {
+            cgroups: vec![
+                CgroupRow {
+                    path: "/".into(),
+                    ..Default::default()
+                },
+                CgroupRow {
+                    path: "/batch".into(),
+                    throttled_ms_per_s: Some(250.0),
+                    psi_some_pct: Some(40.0),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let x = Figures {
+            derived: &d,
+            cpus: Some(&view),
+            pressure_pct: Some(12.0),
+        };
+        let holds = |e: &str| match evaluate(&parse(e).unwrap(), &x) {
+            Verdict::Holds(h) => h.into_iter().map(|h| h.comm).collect::<Vec<_>>(),
+            v => panic!("{e}: {v:?}"),
+        };
+        assert_eq!(holds("cpu:rq_len>8"), ["cpu1"]);
+        assert_eq!(holds("cgroup:throttled_ms_per_s>100"), ["/batch"]);
+        assert_eq!(holds("cgroup:cpu_pressure>=40"), ["/batch"]);
+        assert_eq!(holds("system:cpu_pressure>10"), ["system"]);
+        assert_eq!(
+            evaluate(&parse("system:cpu_pressure>20").unwrap(), &x),
+            Verdict::Quiet
+        );
+        assert_eq!(
+            evaluate(&parse("cpu:rq_len>10").unwrap(), &x),
+            Verdict::Quiet
+        );
+        // no PSI on this kernel: said, not silent
+        let none = Figures {
+            pressure_pct: None,
+            ..x
+        };
+        assert!(matches!(
+            evaluate(&parse("system:cpu_pressure>1").unwrap(), &none),
             Verdict::NotEvaluated(_)
         ));
     }

@@ -18,7 +18,7 @@ use super::dir::{recording_files, EXT};
 use super::writer::{OpenMode, WriteOptions, Writer};
 use crate::collect::sampler::{self, Flow, Limits, Taken};
 use crate::collect::{LiveOptions, LiveSource};
-use crate::model::HostInfo;
+use crate::model::{HostInfo, Sample};
 use crate::util::clock::rfc3339;
 use crate::util::names::file_name_ext;
 use crate::util::signals;
@@ -141,6 +141,16 @@ struct Current {
 }
 
 pub fn run(dir: &Path, o: &DirOptions) -> Result<()> {
+    run_tapped(dir, o, &mut |_, _| {})
+}
+
+/// `run`, handing each Sample, once written, to `tap` as well (the
+/// incident watch of `--trigger`).
+pub fn run_tapped(
+    dir: &Path,
+    o: &DirOptions,
+    tap: &mut dyn FnMut(&HostInfo, &Sample),
+) -> Result<()> {
     let _lock = prepare(dir)?;
     let mut source = LiveSource::open(&o.live)?;
     if let Some(reason) = &source.host().degraded_reason {
@@ -212,6 +222,7 @@ pub fn run(dir: &Path, o: &DirOptions) -> Result<()> {
             c.last_time_ns = s.time_ns;
             kept = Some((c.path.clone(), s.time_ns));
             samples += 1;
+            tap(source.host(), &s);
             Ok(Flow::Continue)
         },
     );

@@ -10,6 +10,7 @@ use anyhow::Result;
 use super::writer::{OpenMode, WriteOptions, Writer, Written};
 use crate::collect::sampler::{self, Flow, Limits, Taken};
 use crate::collect::{LiveOptions, LiveSource, Source};
+use crate::model::{HostInfo, Sample};
 use crate::util::signals;
 
 pub struct RecordOptions {
@@ -22,6 +23,16 @@ pub struct RecordOptions {
 /// Record until told to stop. Prints one line when it starts and one when
 /// it stops (stderr).
 pub fn run(path: &Path, o: &RecordOptions) -> Result<()> {
+    run_tapped(path, o, &mut |_, _| {})
+}
+
+/// `run`, handing each Sample, once written, to `tap` as well (the
+/// incident watch of `--trigger`).
+pub fn run_tapped(
+    path: &Path,
+    o: &RecordOptions,
+    tap: &mut dyn FnMut(&HostInfo, &Sample),
+) -> Result<()> {
     let mut source = LiveSource::open(&o.live)?;
     if let Some(reason) = &source.host().degraded_reason {
         eprintln!("schedtop: {reason}");
@@ -52,7 +63,7 @@ pub fn run(path: &Path, o: &RecordOptions) -> Result<()> {
         o.live.interval_ns,
         limits,
         sampler::sleep_until(signals::stop_requested),
-        |_, taken| {
+        |source, taken| {
             let s = match taken {
                 Taken::Sample(s) => s,
                 Taken::Error(e) => return Err(e),
@@ -62,6 +73,7 @@ pub fn run(path: &Path, o: &RecordOptions) -> Result<()> {
                 return Ok(Flow::Stop("reached --max-size"));
             }
             samples += 1;
+            tap(source.host(), &s);
             Ok(Flow::Continue)
         },
     );

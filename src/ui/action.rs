@@ -59,6 +59,8 @@ pub enum Action {
     ToggleRecord,
     /// live: write the flight recorder as a Perfetto trace (`W`, flight_key.rs)
     WriteFlight,
+    /// live: write an incident bundle now (`i`, session.rs)
+    FireIncident,
 }
 
 /// What the event loop does after an action.
@@ -76,6 +78,8 @@ pub enum Effect {
     Replay(ReplayAction),
     /// start or stop the recording sink (recording.rs)
     ToggleRecord,
+    /// ask the incident watch for a bundle (session.rs)
+    FireIncident,
 }
 
 /// What the user can do to a replay (the `Action::Replay` payload).

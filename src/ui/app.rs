@@ -417,6 +417,7 @@ impl AppState {
         match a {
             Action::Screenshot => return Effect::Screenshot,
             Action::WriteFlight => return Effect::WriteFlight,
+            Action::FireIncident => return Effect::FireIncident,
             Action::Replay(r) => return Effect::Replay(r),
             Action::ToggleRecord => return Effect::ToggleRecord,
             Action::Quit => return Effect::Quit,

@@ -11,11 +11,25 @@ use crate::collect::{LiveOptions, LiveSource};
 use crate::model::{HostInfo, Sample};
 use crate::util::clock::monotonic_ns;
 
+use super::history::History;
+use super::keeper::{Keeper, SharedHistory};
+use crate::export::incident::Watch;
+
+/// What the collector thread keeps (keeper.rs).
+pub struct KeepSpec {
+    pub window_ns: u64,
+    pub byte_cap: usize,
+    pub watch: Option<Watch>,
+}
+
 #[derive(Debug)]
 pub enum FeedEvent {
     Sample(Sample),
     /// the latest attempt failed (the feed keeps trying)
     Error(String),
+    /// a line for the status line (an incident bundle written), and
+    /// whether it is an error
+    Status(String, bool),
 }
 
 pub trait Feed {
@@ -23,6 +37,11 @@ pub trait Feed {
     /// The next event if one is ready; never blocks.
     fn poll(&mut self) -> Option<FeedEvent>;
     fn set_interval(&mut self, interval_ns: u64);
+    /// The `i` key: ask the incident watch kept beside the collector for a
+    /// bundle; false when there is none.
+    fn fire_incident(&mut self) -> bool {
+        false
+    }
 }
 
 /// A feed that never delivers: a replay moves through its recording
@@ -51,6 +70,7 @@ impl Feed for NoFeed {
 
 enum Control {
     Interval(u64),
+    FireIncident,
 }
 
 /// Samples taken on a timer by a collector thread and sent over a channel;
@@ -61,30 +81,65 @@ pub struct LiveFeed {
     control: Sender<Control>,
     stopped: bool,
     last_was_error: bool,
+    /// an incident watch runs on the collector thread
+    watched: bool,
+    /// joined on drop when it keeps a history (an incident bundle being
+    /// written gets its end)
+    collector: Option<std::thread::JoinHandle<()>>,
 }
 
 impl LiveFeed {
     /// Open the live source (on the collector thread, which owns it) and
     /// start sampling. Fails as `LiveSource::open` does.
     pub fn start(opts: &LiveOptions) -> Result<LiveFeed> {
+        Ok(LiveFeed::start_keeping(opts, None)?.0)
+    }
+
+    /// `start`, and with `keep` (the history's window and byte cap, and the
+    /// incident watch) the collector thread keeps the history and runs the
+    /// watch (keeper.rs): the shared history comes back beside the feed.
+    pub fn start_keeping(
+        opts: &LiveOptions,
+        keep: Option<KeepSpec>,
+    ) -> Result<(LiveFeed, Option<SharedHistory>)> {
         let (host_tx, host_rx) = mpsc::sync_channel(1);
         let (tx, events) = mpsc::channel();
         let (control, ctl_rx) = mpsc::channel();
         let opts = opts.clone();
-        std::thread::Builder::new()
+        let watched = keep.as_ref().is_some_and(|k| k.watch.is_some());
+        let handle = std::thread::Builder::new()
             .name("schedtop-collect".into())
-            .spawn(move || collect(opts, host_tx, tx, ctl_rx))?;
-        let host = host_rx
+            .spawn(move || collect(opts, keep, host_tx, tx, ctl_rx))?;
+        let (host, kept) = host_rx
             .recv()
             .map_err(|_| anyhow!("the collector thread stopped before it started"))?
             .map_err(|e| anyhow!(e))?;
-        Ok(LiveFeed {
-            host,
-            events,
-            control,
-            stopped: false,
-            last_was_error: false,
-        })
+        Ok((
+            LiveFeed {
+                host,
+                events,
+                control,
+                stopped: false,
+                last_was_error: false,
+                watched,
+                collector: watched.then_some(handle),
+            },
+            kept,
+        ))
+    }
+}
+
+impl Drop for LiveFeed {
+    /// With an incident watch: stop the collector (its control channel
+    /// closes) and wait for it, so a bundle being written is finished
+    /// (its recording closed) before the process exits.
+    fn drop(&mut self) {
+        let Some(h) = self.collector.take() else {
+            return;
+        };
+        let (dummy, _) = mpsc::channel();
+        drop(std::mem::replace(&mut self.control, dummy));
+        let _ = h.join();
     }
 }
 
@@ -114,6 +169,10 @@ impl Feed for LiveFeed {
         self.host.interval_ns = interval_ns;
         let _ = self.control.send(Control::Interval(interval_ns));
     }
+
+    fn fire_incident(&mut self) -> bool {
+        self.watched && self.control.send(Control::FireIncident).is_ok()
+    }
 }
 
 /// The collector thread: the sampler's loop with a sink that sends each
@@ -121,7 +180,8 @@ impl Feed for LiveFeed {
 /// the UI goes away.
 fn collect(
     opts: LiveOptions,
-    host_tx: SyncSender<std::result::Result<HostInfo, String>>,
+    keep: Option<KeepSpec>,
+    host_tx: SyncSender<std::result::Result<(HostInfo, Option<SharedHistory>), String>>,
     tx: Sender<FeedEvent>,
     control: Receiver<Control>,
 ) {
@@ -132,18 +192,25 @@ fn collect(
             return;
         }
     };
-    if host_tx.send(Ok(source.host().clone())).is_err() {
+    let host = source.host().clone();
+    let mut keeper =
+        keep.map(|k| Keeper::new(History::new(host.clone(), k.window_ns, k.byte_cap), k.watch));
+    let shared = keeper.as_ref().map(|k| k.history.clone());
+    if host_tx.send(Ok((host, shared))).is_err() {
         return;
     }
-    let wait = |deadline: u64| {
+    // the i key, noted while waiting, served with the next Sample
+    let fire = std::cell::Cell::new(false);
+    let wait = |deadline: u64| loop {
         let now = monotonic_ns();
         if now >= deadline {
             return Wake::Deadline;
         }
         match control.recv_timeout(Duration::from_nanos(deadline - now)) {
-            Ok(Control::Interval(ns)) => Wake::Interval(ns),
-            Err(RecvTimeoutError::Timeout) => Wake::Deadline,
-            Err(RecvTimeoutError::Disconnected) => Wake::Stop,
+            Ok(Control::Interval(ns)) => return Wake::Interval(ns),
+            Ok(Control::FireIncident) => fire.set(true),
+            Err(RecvTimeoutError::Timeout) => return Wake::Deadline,
+            Err(RecvTimeoutError::Disconnected) => return Wake::Stop,
         }
     };
     let _ = sampler::run(
@@ -151,7 +218,15 @@ fn collect(
         opts.interval_ns,
         Limits::default(),
         wait,
-        |_, taken| {
+        |source, taken| {
+            if let (Taken::Sample(s), Some(k)) = (&taken, keeper.as_mut()) {
+                if fire.take() {
+                    k.fire();
+                }
+                for (line, error) in k.keep(source.host(), s) {
+                    let _ = tx.send(FeedEvent::Status(line, error));
+                }
+            }
             let (ev, last) = match taken {
                 Taken::Sample(s) => (FeedEvent::Sample(s), false),
                 Taken::Error(e) => (FeedEvent::Error(format!("{e:#}")), false),

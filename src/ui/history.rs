@@ -8,10 +8,12 @@
 //! It is a `Seekable` source, so the replay cursor moves through it as it
 //! moves through a file (ui/rewind.rs).
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use anyhow::{anyhow, Result};
 
 use crate::collect::Seekable;
+use crate::export::incident::Kept;
 use crate::model::{HostInfo, Sample};
 use crate::record::codec;
 
@@ -26,10 +28,13 @@ pub const KEY_EVERY: usize = 30;
 /// zstd level (fast: this runs on the UI thread every interval).
 const LEVEL: i32 = 1;
 
+/// A frame's bytes are shared (Arc): a frozen copy for an incident
+/// bundle's writer costs no copy of them.
+#[derive(Clone)]
 struct Frame {
     time_ns: u64,
     key: bool,
-    data: Box<[u8]>,
+    data: Arc<[u8]>,
 }
 
 /// What one frame costs besides its bytes.
@@ -98,7 +103,7 @@ impl History {
         let key = self.last.is_none() || self.since_key + 1 >= KEY_EVERY;
         let prev = if key { None } else { self.last.as_ref() };
         let (raw, splits) = codec::encode_split(s, prev);
-        let data = codec::compress(&raw, &splits, LEVEL).into_boxed_slice();
+        let data: Arc<[u8]> = codec::compress(&raw, &splits, LEVEL).into();
         self.since_key = if key { 0 } else { self.since_key + 1 };
         self.bytes += data.len() + FRAME_OVERHEAD;
         self.frames.push_back(Frame {
@@ -147,6 +152,25 @@ impl History {
         let raw = codec::decompress(&f.data).map_err(|e| anyhow!("kept Sample {i}: {e}"))?;
         codec::decode(&raw, if f.key { None } else { prev })
             .map_err(|e| anyhow!("kept Sample {i}: {e}"))
+    }
+}
+
+impl Kept for History {
+    /// The kept frames as they are now, readable on another thread while
+    /// this one goes on (nothing pushed to it afterwards).
+    fn frozen(&self) -> Box<dyn Seekable + Send> {
+        Box::new(History {
+            host: self.host.clone(),
+            window_ns: self.window_ns,
+            byte_cap: self.byte_cap,
+            frames: self.frames.clone(),
+            bytes: self.bytes,
+            dropped: self.dropped,
+            last: None,
+            since_key: self.since_key,
+            cache: None,
+            base: self.base,
+        })
     }
 }
 

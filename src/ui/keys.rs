@@ -83,6 +83,7 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Char('s') => Action::Screenshot,
         KeyCode::Char('R') => Action::ToggleRecord,
         KeyCode::Char('W') => Action::WriteFlight,
+        KeyCode::Char('i') => Action::FireIncident,
         // live: rewind through the kept history (once rewound, the replay
         // mapping above has every key, End returns to live)
         KeyCode::Char('T') => Action::Replay(ReplayAction::StepBack),
@@ -150,6 +151,7 @@ pub const HELP: &[(&str, &str)] = &[
         "W",
         "live: save the last --flight SECS of events (.pftrace)",
     ),
+    ("i", "live: write an incident bundle now (--incident-dir)"),
     (
         "live: T  j",
         "rewind: one sample back / jump (kept --history)",

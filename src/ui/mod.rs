@@ -11,6 +11,8 @@ pub mod fixtures;
 pub mod flight_key;
 pub mod format;
 pub mod history;
+pub mod incident_screens;
+pub mod keeper;
 pub mod keys;
 pub mod layout;
 pub mod recording;

@@ -14,9 +14,9 @@ use crate::export::flight_ring::{self, FlightRecorder};
 
 use super::action::{Action, Effect};
 use super::app::{AppState, Mode};
-use super::feed::{Feed, FeedEvent, LiveFeed};
+use super::feed::{Feed, FeedEvent, KeepSpec, LiveFeed};
 use super::flight_key::{self, FlightLink};
-use super::history::{self, History};
+use super::history;
 use super::keys;
 use super::render::render;
 use super::screenshot_key::{self, ScreenshotConfig};
@@ -59,6 +59,21 @@ pub fn run_live_history(
     flight: Option<Duration>,
     history_ns: u64,
 ) -> Result<()> {
+    run_live_watched(opts, shots, flight, history_ns, None)
+}
+
+/// `run_live_history`, and with `watch` incident bundles from the kept
+/// history (`--trigger`, SIGUSR1, the `i` key).
+pub fn run_live_watched(
+    opts: &LiveOptions,
+    shots: &ScreenshotConfig,
+    flight: Option<Duration>,
+    history_ns: u64,
+    watch: Option<crate::export::incident::Watch>,
+) -> Result<()> {
+    if watch.is_some() && history_ns == 0 {
+        bail!("incident bundles record the kept history: --trigger needs --history above 0");
+    }
     if !io::stdout().is_terminal() {
         bail!("stdout is not a terminal; use --batch for JSON lines");
     }
@@ -77,13 +92,27 @@ pub fn run_live_history(
         }
         None => None,
     };
-    let feed = LiveFeed::start(opts)?;
+    // the history and the incident watch live on the collector thread
+    // (keeper.rs): encoding a Sample and writing a bundle never hold up
+    // the screen
+    let watch = watch.map(|w| {
+        crate::util::signals::catch_usr1();
+        // the bundle holds the flight recorder's trace when it runs
+        match recorder.as_ref() {
+            Some(r) => w.with_flight(r.requests()),
+            None => w,
+        }
+    });
+    let keep = (history_ns > 0).then(|| KeepSpec {
+        window_ns: history_ns,
+        byte_cap: history::DEFAULT_BYTE_CAP,
+        watch,
+    });
+    let (feed, kept) = LiveFeed::start_keeping(opts, keep)?;
     let state = AppState::new(feed.host().clone(), Mode::Live);
-    let app = if history_ns == 0 {
-        Session::live(state)
-    } else {
-        let h = History::new(feed.host().clone(), history_ns, history::DEFAULT_BYTE_CAP);
-        Session::live_with_history(state, h)
+    let app = match kept {
+        Some(h) => Session::live_with_shared_history(state, h),
+        None => Session::live(state),
     };
     let mut link = recorder
         .as_ref()
@@ -202,6 +231,14 @@ where
             match ev {
                 FeedEvent::Sample(s) => app.push_sample(s),
                 FeedEvent::Error(e) => app.set_error(Some(e)),
+                FeedEvent::Status(line, error) => {
+                    app.status = Some(if error {
+                        status::Status::error(line)
+                    } else {
+                        status::Status::info(line)
+                    });
+                    status_since = Some(Instant::now());
+                }
             }
             dirty = true;
         }
@@ -253,6 +290,17 @@ where
                             flight.as_deref_mut(),
                             std::time::SystemTime::now(),
                         );
+                        status_since = Some(Instant::now());
+                    }
+                    // the watch beside the collector (keeper.rs)
+                    Effect::FireIncident => {
+                        app.status = Some(if feed.fire_incident() {
+                            status::Status::info("incident bundle at the next Sample")
+                        } else {
+                            status::Status::info(
+                                "incident bundles are off (--history 0, or no usable --incident-dir)",
+                            )
+                        });
                         status_since = Some(Instant::now());
                     }
                     // the session handled these

@@ -2,14 +2,17 @@
 //! state. Each Sample fans out here to the sinks (the `R` recording, the
 //! live history) and to the state, side by side; a replay's recording, and
 //! the live history while rewound, are seekable sources this drives (the
-//! state holds only the cursor). `AppState` itself does
-//! no I/O. A `Session` reads as its `AppState` (Deref) for rendering.
+//! state holds only the cursor). In the live view the collector thread
+//! keeps the history and runs the incident watch (keeper.rs); the session
+//! reads the shared history. `AppState` itself does no I/O. A `Session` reads as its `AppState` (Deref) for rendering.
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::action::{Action, Effect};
 use super::app::{AppState, Mode};
 use super::history::History;
+use super::keeper::{lock, SharedHistory};
 use super::recording::{self, Recording};
 use super::replay::ReplayAction;
 use super::replay::{self, Recorded};
@@ -17,6 +20,7 @@ use super::rewind;
 use super::rewind::rewound;
 use super::status::Status;
 use crate::collect::Seekable;
+use crate::export::incident::{describe, Event, Watch};
 use crate::model::Sample;
 
 pub struct Session {
@@ -26,8 +30,16 @@ pub struct Session {
     /// replay: the recording the cursor moves through
     replay_source: Option<Box<dyn Seekable + Send>>,
     /// live: the kept Samples `T` / `j` rewind through (`--history`)
-    history: Option<History>,
+    history: Option<SharedHistory>,
+    /// the collector thread pushes into the history (keeper.rs): the
+    /// session only reads it
+    kept_by_feed: bool,
+    /// the history's drop count when the last Sample arrived
+    dropped_seen: u64,
     rewind_saved: rewind::Saved,
+    /// live: `--trigger`, SIGUSR1 and `i` make incident bundles from the
+    /// kept history (a sink beside the others)
+    incidents: Option<Watch>,
 }
 
 impl Session {
@@ -38,20 +50,38 @@ impl Session {
             recording: None,
             replay_source: None,
             history: None,
+            kept_by_feed: false,
+            dropped_seen: 0,
             rewind_saved: rewind::Saved::default(),
+            incidents: None,
         }
     }
 
     /// A live session keeping `history` for rewinding.
     pub fn live_with_history(app: AppState, history: History) -> Session {
         let mut s = Session::live(app);
-        s.history = Some(history);
+        s.history = Some(Arc::new(Mutex::new(history)));
         s
     }
 
+    /// A live session reading `history`, which the collector thread keeps
+    /// (and with it any incident watch: keeper.rs).
+    pub fn live_with_shared_history(app: AppState, history: SharedHistory) -> Session {
+        let mut s = Session::live(app);
+        s.history = Some(history);
+        s.kept_by_feed = true;
+        s
+    }
+
+    /// Make incident bundles with `watch` (needs the history).
+    pub fn with_incidents(mut self, watch: Watch) -> Session {
+        self.incidents = Some(watch);
+        self
+    }
+
     /// The live history, when kept.
-    pub fn history(&self) -> Option<&History> {
-        self.history.as_ref()
+    pub fn history(&self) -> Option<MutexGuard<'_, History>> {
+        self.history.as_ref().map(lock)
     }
 
     /// A replay of `source`; `app.replay` holds the cursor.
@@ -61,7 +91,10 @@ impl Session {
             recording: None,
             replay_source: Some(source),
             history: None,
+            kept_by_feed: false,
+            dropped_seen: 0,
             rewind_saved: rewind::Saved::default(),
+            incidents: None,
         }
     }
 
@@ -69,13 +102,33 @@ impl Session {
     pub fn push_sample(&mut self, s: Sample) {
         // recorded as it arrives, paused or not
         recording::on_sample(&mut self.app, &mut self.recording, &s);
-        if let Some(h) = self.history.as_mut() {
-            let dropped = h.push(&s);
+        if let Some(shared) = self.history.clone() {
+            let mut h = lock(&shared);
+            let dropped = if self.kept_by_feed {
+                h.dropped().saturating_sub(self.dropped_seen) as usize
+            } else {
+                h.push(&s)
+            };
+            self.dropped_seen = h.dropped();
+            if let Some(w) = self.incidents.as_mut() {
+                if crate::util::signals::take_usr1() {
+                    w.request("SIGUSR1");
+                }
+                let host = self.app.host.clone();
+                for e in w.on_sample(&s, &host, &mut *h, super::incident_screens::render) {
+                    self.app.status = Some(incident_status(&e));
+                }
+            }
             if rewound(&self.app) {
                 // the screen stays on the chosen moment
                 if let Some(r) = self.app.replay.as_mut() {
-                    r.follow(h, dropped);
+                    r.follow(&*h, dropped);
                 }
+                return;
+            }
+            // `End` may have shown a kept Sample before it reached the
+            // session (the collector keeps it first): not twice
+            if self.kept_by_feed && self.app.current().is_some_and(|c| c.time_ns >= s.time_ns) {
                 return;
             }
         }
@@ -89,8 +142,8 @@ impl Session {
             Effect::Replay(r) => {
                 if let Some(src) = self.replay_source.as_deref_mut() {
                     replay::apply(&mut self.app, src, r);
-                } else if let Some(h) = self.history.as_mut() {
-                    rewind::apply(&mut self.app, h, &mut self.rewind_saved, r);
+                } else if let Some(h) = self.history.clone() {
+                    rewind::apply(&mut self.app, &mut lock(&h), &mut self.rewind_saved, r);
                 } else if !matches!(r, ReplayAction::Last | ReplayAction::First) {
                     self.app.status = Some(Status::info("rewind is off (--history 0)"));
                 }
@@ -100,15 +153,26 @@ impl Session {
                 self.toggle_recording_in(Path::new("."));
                 Effect::None
             }
+            Effect::FireIncident => match self.incidents.as_mut() {
+                Some(w) => {
+                    w.request("the i key");
+                    self.app.status = Some(Status::info("incident bundle at the next Sample"));
+                    Effect::None
+                }
+                // the watch runs beside the collector: the loop asks the feed
+                None => Effect::FireIncident,
+            },
             e => e,
         }
     }
 
     /// Time passes (replay playback). True when the screen changed.
     pub fn tick(&mut self, now_ns: u64) -> bool {
-        match (self.replay_source.as_deref_mut(), self.history.as_mut()) {
+        match (self.replay_source.as_deref_mut(), self.history.clone()) {
             (Some(src), _) => replay::advance(&mut self.app, src, now_ns),
-            (None, Some(h)) => rewind::advance(&mut self.app, h, &self.rewind_saved, now_ns),
+            (None, Some(h)) => {
+                rewind::advance(&mut self.app, &mut lock(&h), &self.rewind_saved, now_ns)
+            }
             (None, None) => false,
         }
     }
@@ -117,12 +181,13 @@ impl Session {
     /// stop. While rewound the kept history is written first, so the file
     /// starts before the moment on screen.
     pub fn toggle_recording_in(&mut self, dir: &Path) {
-        let backlog = if rewound(&self.app) {
-            self.history.as_mut()
+        let backlog: Option<SharedHistory> = if rewound(&self.app) {
+            self.history.clone()
         } else {
             None
         };
-        recording::toggle(&mut self.app, &mut self.recording, backlog, dir);
+        let mut kept = backlog.as_ref().map(lock);
+        recording::toggle(&mut self.app, &mut self.recording, kept.as_deref_mut(), dir);
     }
 
     /// A replay of `rec`: the recording's host at Sample `start`,
@@ -137,6 +202,24 @@ impl Session {
             r.playing = playing;
         }
         Session::replay(app, source)
+    }
+}
+
+/// What the status line says of an incident event.
+fn incident_status(e: &Event) -> Status {
+    let line = describe(e);
+    match e {
+        Event::Failed(_) | Event::Trace(Err(_)) => Status::error(line),
+        _ => Status::info(line),
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // a bundle's recording still in its --after gets its closing index
+        if let Some(w) = self.incidents.as_mut() {
+            w.finish();
+        }
     }
 }
 

@@ -96,6 +96,16 @@ pub fn die_by(sig: libc::c_int) -> ! {
     std::process::exit(128 + sig)
 }
 
+/// SIGUSR1 asks for an incident bundle (`--trigger`): note it, do not die.
+pub fn catch_usr1() {
+    catch(&[libc::SIGUSR1], true);
+}
+
+/// Whether SIGUSR1 arrived since the last call (clears it).
+pub fn take_usr1() -> bool {
+    take(libc::SIGUSR1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

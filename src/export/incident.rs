@@ -1,0 +1,506 @@
+//! Incident bundles: when a trigger fires (`--trigger`, SIGUSR1, the key),
+//! a directory `schedtop-incident-HOST-YYYYMMDD-HHMMSS/` in the incident
+//! directory with the recording of the kept history and the next `--after`
+//! of Samples, screenshots of the views at the firing moment and
+//! `summary.txt`/`summary.json`. A cooldown, a cap on bundles and a cap on
+//! bytes (counting the bundles already in the directory, so a restart does
+//! not reset them) keep a flapping trigger from filling the disk.
+//! Everything is created new: the directory 0700 with mkdir (which never
+//! follows a symlink), the files 0600 with O_EXCL|O_NOFOLLOW.
+//!
+//! `Watch` is a sink beside the others: every Sample goes through
+//! `on_sample` with the kept history; it derives the interval, evaluates
+//! the triggers and says what it did as `Event`s, which the caller shows
+//! (the status line, stderr). It never stops the caller: a bundle that
+//! cannot be written is an `Event::Failed`. The directory and summary are
+//! made at the firing; the screenshots and the recording are written on a
+//! thread of their own (incident_writer.rs).
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::time::{Duration, UNIX_EPOCH};
+
+use anyhow::{bail, Context, Result};
+
+use super::flight_ring::{DumpOutcome, DumpRequest};
+use super::incident_summary::{self as summary, Firing};
+use super::incident_writer::{Job, Render, Running};
+use crate::collect::Seekable;
+use crate::model::cpus;
+use crate::model::interval::derive;
+use crate::model::trigger::Trigger;
+use crate::model::trigger_eval::{evaluate, system_pressure_pct, Figures, Hold, Verdict};
+use crate::model::{HostInfo, Sample};
+use crate::util::files::create_new_mode;
+use crate::util::names::file_name_ext;
+
+pub const DEFAULT_AFTER_NS: u64 = 30_000_000_000;
+pub const DEFAULT_COOLDOWN_NS: u64 = 300_000_000_000;
+pub const DEFAULT_MAX_BUNDLES: u32 = 20;
+pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+/// What every bundle directory's name starts with.
+pub const PREFIX: &str = "schedtop-incident-";
+/// The recording's name inside a bundle.
+pub const RECORDING: &str = "recording.schedtop";
+
+#[derive(Clone, Debug)]
+pub struct IncidentOptions {
+    pub dir: PathBuf,
+    /// Samples recorded after the firing
+    pub after_ns: u64,
+    /// no new bundle this long after one was made
+    pub cooldown_ns: u64,
+    /// bundles in the directory at most (those there already count)
+    pub max_bundles: u32,
+    /// bytes of bundles in the directory at most
+    pub max_bytes: u64,
+}
+
+impl IncidentOptions {
+    pub fn in_dir(dir: PathBuf) -> IncidentOptions {
+        IncidentOptions {
+            dir,
+            after_ns: DEFAULT_AFTER_NS,
+            cooldown_ns: DEFAULT_COOLDOWN_NS,
+            max_bundles: DEFAULT_MAX_BUNDLES,
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+/// The kept history a bundle's recording starts with: read here, and
+/// frozen (its compressed frames shared) for the bundle's writer thread.
+pub trait Kept: Seekable {
+    fn frozen(&self) -> Box<dyn Seekable + Send>;
+}
+
+/// What `on_sample` did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// a bundle was made; its recording goes on for `--after`
+    Written {
+        dir: PathBuf,
+        reason: String,
+    },
+    /// the bundle's recording is complete (`cut`: at the byte cap)
+    Finished {
+        dir: PathBuf,
+        samples: u64,
+        cut: bool,
+    },
+    /// fired, but no bundle: the cooldown, the caps, one still open
+    Suppressed {
+        reason: String,
+        why: String,
+    },
+    /// a trigger's figure is not measured by this source (said once)
+    NotEvaluated {
+        trigger: String,
+        why: &'static str,
+    },
+    /// the flight recorder's answer: its trace in the bundle, or why not
+    Trace(DumpOutcome),
+    Failed(String),
+}
+
+/// The flight recorder (`--flight`), asked for its trace into each bundle.
+struct Flight {
+    requests: Sender<DumpRequest>,
+    reply: Sender<DumpOutcome>,
+    replies: Receiver<DumpOutcome>,
+}
+
+struct Open {
+    writer: Running,
+    /// the `--after` Samples go to the writer until then
+    until_mono: u64,
+}
+
+pub struct Watch {
+    opts: IncidentOptions,
+    triggers: Vec<(Trigger, Hold, bool)>,
+    prev: Option<Sample>,
+    manual: Option<String>,
+    last_made_mono: Option<u64>,
+    open: Option<Open>,
+    flight: Option<Flight>,
+}
+
+/// One line when `dir` cannot take bundles (checked before collecting).
+pub fn check_dir(dir: &Path) -> Result<()> {
+    let m = std::fs::metadata(dir).with_context(|| format!("--incident-dir {}", dir.display()))?;
+    if !m.is_dir() {
+        bail!("--incident-dir {}: not a directory", dir.display());
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .context("--incident-dir: a NUL in the path")?;
+    // SAFETY: access(2) on a NUL-terminated path.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        bail!(
+            "--incident-dir {}: {}",
+            dir.display(),
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(())
+}
+
+/// Bundles already in `dir` and their bytes (files one level down, never
+/// following a link).
+pub fn existing(dir: &Path) -> (u32, u64) {
+    let (mut n, mut bytes) = (0u32, 0u64);
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return (0, 0);
+    };
+    for e in rd.flatten() {
+        if !e.file_name().to_string_lossy().starts_with(PREFIX) {
+            continue;
+        }
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        n += 1;
+        if let Ok(inner) = std::fs::read_dir(e.path()) {
+            for f in inner.flatten() {
+                bytes += f.metadata().map_or(0, |m| m.len());
+            }
+        }
+    }
+    (n, bytes)
+}
+
+/// `schedtop-incident-HOST-YYYYMMDD-HHMMSS` (then `-2`, `-3`), made 0700.
+fn make_dir(dir: &Path, host: &str, time_ns: u64) -> Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let t = UNIX_EPOCH + Duration::from_nanos(time_ns);
+    let base = file_name_ext(host, t, "d");
+    let stem = format!(
+        "{PREFIX}{}",
+        base.trim_start_matches("schedtop-").trim_end_matches(".d")
+    );
+    for n in 1..=100u32 {
+        let name = if n == 1 {
+            stem.clone()
+        } else {
+            format!("{stem}-{n}")
+        };
+        let p = dir.join(name);
+        // mkdir(2) fails on any existing name, a symlink included
+        match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("creating {}", p.display())),
+        }
+    }
+    bail!("{}: 100 bundles named {stem}* exist", dir.display())
+}
+
+/// A new file in a bundle, 0600, never through a symlink.
+pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    let p = dir.join(name);
+    let mut f = create_new_mode(&p, 0o600).with_context(|| format!("creating {}", p.display()))?;
+    f.write_all(bytes)
+        .with_context(|| format!("writing {}", p.display()))
+}
+
+impl Watch {
+    pub fn new(triggers: Vec<Trigger>, opts: IncidentOptions) -> Watch {
+        Watch {
+            opts,
+            triggers: triggers
+                .into_iter()
+                .map(|t| (t, Hold::default(), false))
+                .collect(),
+            prev: None,
+            manual: None,
+            last_made_mono: None,
+            open: None,
+            flight: None,
+        }
+    }
+
+    /// Ask the flight recorder behind `requests` for its trace in every
+    /// bundle (written on its own thread; the answer is an `Event::Trace`).
+    pub fn with_flight(mut self, requests: Sender<DumpRequest>) -> Watch {
+        let (reply, replies) = mpsc::channel();
+        self.flight = Some(Flight {
+            requests,
+            reply,
+            replies,
+        });
+        self
+    }
+
+    pub fn options(&self) -> &IncidentOptions {
+        &self.opts
+    }
+
+    /// Fire at the next Sample, by hand (SIGUSR1, the key).
+    pub fn request(&mut self, reason: &str) {
+        self.manual = Some(reason.to_string());
+    }
+
+    /// Whether a bundle's recording is still being written.
+    pub fn recording(&self) -> bool {
+        self.open.is_some()
+    }
+
+    /// A Sample arrived; `kept` already holds it (the history the bundle's
+    /// recording starts with).
+    pub fn on_sample(
+        &mut self,
+        s: &Sample,
+        host: &HostInfo,
+        kept: &mut dyn Kept,
+        render: Render,
+    ) -> Vec<Event> {
+        let mut ev = Vec::new();
+        if let Some(f) = &self.flight {
+            ev.extend(f.replies.try_iter().map(Event::Trace));
+        }
+        if let Some(e) = self.extend(s) {
+            ev.push(e);
+        }
+        let firing = self.check(s, host, kept, &mut ev);
+        // kept for the next interval only where triggers need it each time
+        // (a clone of 10,000 threads costs); by hand, it is read back from
+        // the history
+        if !self.triggers.is_empty() {
+            self.prev = Some(s.clone());
+        }
+        let Some(f) = firing else {
+            return ev;
+        };
+        // a trigger fires once per episode (Hold), so this says one line
+        // per episode, not one per interval
+        if let Some(why) = self.refusal(s.mono_ns) {
+            ev.push(Event::Suppressed {
+                reason: f.reason,
+                why,
+            });
+            return ev;
+        }
+        match self.make(&f, s, host, kept, render) {
+            Ok(dir) => {
+                self.last_made_mono = Some(s.mono_ns);
+                ev.push(Event::Written {
+                    dir,
+                    reason: f.reason,
+                });
+                if self.opts.after_ns == 0 {
+                    if let Some(o) = self.open.as_mut() {
+                        o.writer.close_input();
+                    }
+                }
+            }
+            Err(e) => ev.push(Event::Failed(format!("incident bundle: {e:#}"))),
+        }
+        ev
+    }
+
+    /// The open bundle's recording takes `s` until `--after` is over;
+    /// the writer's outcome, once done.
+    fn extend(&mut self, s: &Sample) -> Option<Event> {
+        let o = self.open.as_mut()?;
+        if let Some(done) = o.writer.poll() {
+            self.open = None;
+            return Some(done);
+        }
+        // up to the first Sample at or past the end (its interval is
+        // mostly inside the window); nothing once the input is closed
+        o.writer.send(s);
+        if s.mono_ns >= o.until_mono {
+            o.writer.close_input();
+        }
+        None
+    }
+
+    /// The first trigger that fires on this interval (or the request).
+    fn check(
+        &mut self,
+        s: &Sample,
+        host: &HostInfo,
+        kept: &mut dyn Kept,
+        ev: &mut Vec<Event>,
+    ) -> Option<Firing> {
+        if self.triggers.is_empty() && self.manual.is_none() {
+            return None;
+        }
+        let read_back;
+        let prev = if self.triggers.is_empty() {
+            // `kept` ends with `s`: the one before it
+            read_back = kept.len().checked_sub(2).and_then(|i| kept.sample(i).ok());
+            read_back.as_ref()
+        } else {
+            self.prev.as_ref()
+        };
+        let nominal = host.interval_ns as f64 / 1e9;
+        let d = derive(prev, s, nominal);
+        if let Some(reason) = self.manual.take() {
+            return Some(Firing::new(reason, None, Vec::new(), &d, s.time_ns));
+        }
+        // the first Sample has no interval: nothing to compare yet
+        prev?;
+        let cpu_view = cpus::derive(&host.topology, prev, s);
+        let x = Figures {
+            derived: &d,
+            cpus: cpu_view.as_ref(),
+            pressure_pct: system_pressure_pct(prev, s),
+        };
+        let mut fired = None;
+        for (t, hold, said) in &mut self.triggers {
+            let (holds, hits) = match evaluate(t, &x) {
+                Verdict::Holds(h) => (true, h),
+                Verdict::Quiet => (false, Vec::new()),
+                Verdict::NotEvaluated(why) => {
+                    if !*said {
+                        *said = true;
+                        ev.push(Event::NotEvaluated {
+                            trigger: t.text.clone(),
+                            why,
+                        });
+                    }
+                    (false, Vec::new())
+                }
+            };
+            if hold.update(holds, s.mono_ns, t.for_ns) && fired.is_none() {
+                fired = Some(Firing::new(
+                    t.text.clone(),
+                    Some(t.figure),
+                    hits,
+                    &d,
+                    s.time_ns,
+                ));
+            }
+        }
+        fired
+    }
+
+    /// Why no bundle may be made now, if so.
+    fn refusal(&self, now_mono: u64) -> Option<String> {
+        if self.open.is_some() {
+            return Some("the last bundle is still recording".into());
+        }
+        if let Some(t) = self.last_made_mono {
+            let left = (t + self.opts.cooldown_ns).saturating_sub(now_mono);
+            if left > 0 {
+                return Some(format!(
+                    "cooldown ({} s left)",
+                    left.div_ceil(1_000_000_000)
+                ));
+            }
+        }
+        let (n, bytes) = existing(&self.opts.dir);
+        if n >= self.opts.max_bundles {
+            return Some(format!(
+                "{n} bundles in {} (the cap)",
+                self.opts.dir.display()
+            ));
+        }
+        if bytes >= self.opts.max_bytes {
+            return Some(format!(
+                "{bytes} bytes of bundles in {} (the cap)",
+                self.opts.dir.display()
+            ));
+        }
+        None
+    }
+
+    /// The directory, the flight trace request and the summary now; the
+    /// screens and the recording on the writer's thread.
+    fn make(
+        &mut self,
+        f: &Firing,
+        s: &Sample,
+        host: &HostInfo,
+        kept: &mut dyn Kept,
+        render: Render,
+    ) -> Result<PathBuf> {
+        let (_, used) = existing(&self.opts.dir);
+        let dir = make_dir(&self.opts.dir, &host.hostname, s.time_ns)?;
+        // first: the ring covers the time before the firing
+        let trace = self.flight.as_ref().map(|f| {
+            let req = DumpRequest {
+                dir: dir.clone(),
+                host: host.hostname.clone(),
+                time: UNIX_EPOCH + Duration::from_nanos(s.time_ns),
+                reply: f.reply.clone(),
+            };
+            match f.requests.send(req) {
+                Ok(()) => "; the flight recorder's trace (.pftrace) is written beside it",
+                Err(_) => "; the flight recorder had stopped: no trace",
+            }
+        });
+        let what = format!(
+            "{RECORDING}: {} Samples kept from {} to the firing, then the next {} s{}",
+            kept.len(),
+            kept.time_of(0)
+                .map_or("-".into(), crate::util::clock::rfc3339),
+            self.opts.after_ns / 1_000_000_000,
+            trace.unwrap_or("")
+        );
+        write_file(
+            &dir,
+            "summary.txt",
+            summary::text(f, host, &what).as_bytes(),
+        )?;
+        write_file(
+            &dir,
+            "summary.json",
+            summary::json(f, host, &what).as_bytes(),
+        )?;
+        let writer = Running::start(Job {
+            dir: dir.clone(),
+            host: host.clone(),
+            kept: kept.frozen(),
+            render,
+            budget: self.opts.max_bytes.saturating_sub(used),
+        })?;
+        self.open = Some(Open {
+            writer,
+            until_mono: s.mono_ns.saturating_add(self.opts.after_ns),
+        });
+        Ok(dir)
+    }
+
+    /// End an open bundle's recording now and wait for its writer (at exit).
+    pub fn finish(&mut self) -> Option<Event> {
+        self.open.take()?.writer.join()
+    }
+}
+
+/// One line for a person (stderr, the status line).
+pub fn describe(e: &Event) -> String {
+    use crate::export::screenshot::visible;
+    match e {
+        Event::Written { dir, reason } => format!(
+            "incident: {} fired; bundle written to {}",
+            visible(reason),
+            dir.display()
+        ),
+        Event::Finished { dir, samples, cut } => format!(
+            "incident bundle {} complete ({samples} Samples{})",
+            dir.display(),
+            if *cut {
+                ", cut at --incident-max-size"
+            } else {
+                ""
+            }
+        ),
+        Event::Suppressed { reason, why } => {
+            format!("incident: {} fired; no bundle: {why}", visible(reason))
+        }
+        Event::NotEvaluated { trigger, why } => {
+            format!("trigger {}: not evaluated: {why}", visible(trigger))
+        }
+        Event::Trace(Ok(t)) => format!(
+            "incident bundle: flight trace {} ({} events, last {:.0} s, {} dropped)",
+            t.path.display(),
+            t.events,
+            t.span.as_secs_f64(),
+            t.dropped
+        ),
+        Event::Trace(Err(e)) => format!("incident bundle: no flight trace: {e}"),
+        Event::Failed(s) => s.clone(),
+    }
+}

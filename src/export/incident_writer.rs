@@ -1,0 +1,129 @@
+//! A bundle's screenshots and recording, written on their own thread: the
+//! kept history (a frozen copy, its compressed frames shared, not copied)
+//! is decoded and written, then the Samples of `--after` as they arrive
+//! over a channel. Writing ten minutes of 10,000 threads takes seconds;
+//! here it holds up neither the sampler nor the screen. The outcome comes
+//! back as one `Event` (`Finished` or `Failed`).
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread::JoinHandle;
+
+use anyhow::{Context, Result};
+
+use super::incident::{write_file, Event, RECORDING};
+use crate::collect::Seekable;
+use crate::model::{HostInfo, Sample};
+use crate::record::{OpenMode, WriteOptions, Writer, Written};
+
+/// Draws a bundle's screenshots from the kept Samples: (file name, text).
+pub type Render = fn(&HostInfo, &mut dyn Seekable) -> Vec<(String, String)>;
+
+/// What one bundle's writer needs.
+pub struct Job {
+    pub dir: PathBuf,
+    pub host: HostInfo,
+    pub kept: Box<dyn Seekable + Send>,
+    pub render: Render,
+    /// bytes the recording may take (the cap less the bundles there)
+    pub budget: u64,
+}
+
+/// A bundle being written.
+pub struct Running {
+    pub dir: PathBuf,
+    tx: Option<Sender<Sample>>,
+    done: Receiver<Event>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Running {
+    pub fn start(job: Job) -> Result<Running> {
+        let (tx, rx) = mpsc::channel();
+        let (done_tx, done) = mpsc::channel();
+        let dir = job.dir.clone();
+        let handle = std::thread::Builder::new()
+            .name("schedtop-incident".into())
+            .spawn(move || {
+                let dir = job.dir.clone();
+                let ev = match work(job, rx) {
+                    Ok((samples, cut)) => Event::Finished { dir, samples, cut },
+                    Err(e) => Event::Failed(format!("incident bundle {}: {e:#}", dir.display())),
+                };
+                let _ = done_tx.send(ev);
+            })
+            .context("starting the incident bundle writer")?;
+        Ok(Running {
+            dir,
+            tx: Some(tx),
+            done,
+            handle: Some(handle),
+        })
+    }
+
+    /// One more Sample of `--after`.
+    pub fn send(&self, s: &Sample) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(s.clone());
+        }
+    }
+
+    /// `--after` is over: the recording ends with what was sent.
+    pub fn close_input(&mut self) {
+        self.tx = None;
+    }
+
+    /// The outcome, once the writer is done.
+    pub fn poll(&self) -> Option<Event> {
+        self.done.try_recv().ok()
+    }
+
+    /// End the input, wait for the writer, and say how it went (at exit:
+    /// the recording gets its closing index).
+    pub fn join(mut self) -> Option<Event> {
+        self.tx = None;
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+        self.poll()
+    }
+}
+
+/// Screens, then the kept Samples, then the `--after` ones until the
+/// channel closes. Returns the Samples written and whether the byte cap
+/// cut the recording.
+fn work(mut job: Job, rx: Receiver<Sample>) -> Result<(u64, bool)> {
+    for (name, body) in (job.render)(&job.host, job.kept.as_mut()) {
+        write_file(&job.dir, &name, body.as_bytes())?;
+    }
+    let path = job.dir.join(RECORDING);
+    let opts = WriteOptions {
+        mode: OpenMode::CreateNew,
+        max_size: Some(job.budget),
+        ..Default::default()
+    };
+    let mut w = Writer::open(&path, &job.host, opts)?;
+    let (mut n, mut cut) = (0u64, false);
+    for i in 0..job.kept.len() {
+        match w.write_sample(&job.kept.sample(i)?)? {
+            Written::Ok => n += 1,
+            Written::Full => {
+                cut = true;
+                break;
+            }
+        }
+    }
+    // the frozen history's frames are shared with the live one: let go
+    drop(job.kept);
+    for s in rx {
+        if cut {
+            continue; // drain, so the sender never blocks on us
+        }
+        match w.write_sample(&s)? {
+            Written::Ok => n += 1,
+            Written::Full => cut = true,
+        }
+    }
+    w.finish()
+        .with_context(|| format!("closing {}", path.display()))?;
+    Ok((n, cut))
+}
