@@ -142,6 +142,8 @@ pub struct AppState {
     pub cpu: Option<CpuView>,
     /// run-queue length per CPU per interval, at most CPU_HISTORY_CAP points
     pub cpu_history: CpuHistory,
+    /// the CPU and NUMA views count only this migration cause (None: all)
+    pub mig_cause: Option<crate::model::why::MigCause>,
 }
 
 impl AppState {
@@ -182,6 +184,7 @@ impl AppState {
             since_start: None,
             cpu: None,
             cpu_history: CpuHistory::default(),
+            mig_cause: None,
         }
     }
 
@@ -229,7 +232,7 @@ impl AppState {
         self.derived = rows::derive(self.history.back(), &s, nominal);
         self.cgroups.refresh(&self.derived.cgroups, &self.filter);
         self.record_series();
-        self.cpu = cpus::derive(&self.host.topology, self.history.back(), &s);
+        self.cpu = cpus::derive_by(&self.host.topology, self.history.back(), &s, self.mig_cause);
         if let Some(v) = &self.cpu {
             self.cpu_history.push(v);
         }
@@ -487,6 +490,7 @@ impl AppState {
                     self.numa_matrix = true;
                 }
             }
+            Action::CycleMigCause => crate::ui::mig_cause::cycle(self),
             Action::FilterStart => self.filter_editing = true,
             Action::FilterChar(c) => {
                 if !c.is_control() && self.filter.chars().count() < 64 {

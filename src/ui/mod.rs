@@ -13,6 +13,7 @@ pub mod format;
 pub mod history;
 pub mod keys;
 pub mod layout;
+pub mod mig_cause;
 pub mod recording;
 pub mod render;
 pub mod replay;
