@@ -5,7 +5,7 @@
 use anyhow::Result;
 use libbpf_rs::{MapCore, MapFlags};
 
-use super::bpf_maps::{read_hash_map, read_pod};
+use super::bpf_maps::{read_pod, take_hash_map};
 use crate::model::fasthash::IdMap;
 use crate::model::why::{bound_preemptors, WhySample, MIG_CAUSES};
 use crate::model::MigrationCount;
@@ -13,12 +13,10 @@ use crate::model::MigrationCount;
 use super::bpf::skel_types::{preempt_key, thread_stats};
 
 /// victim tid -> (preemptor tid, count) since the last drain; the map is
-/// left empty (a pair counted between the read and the delete is lost:
-/// the window is one syscall wide).
+/// left empty (read and deleted together, a batch of buckets at a time).
 pub(super) fn take_pairs<M: MapCore>(map: &M) -> Result<IdMap<u32, Vec<(u32, u64)>>> {
     let mut out: IdMap<u32, Vec<(u32, u64)>> = IdMap::default();
-    for (k, v) in read_hash_map(map)? {
-        let _ = map.delete(&k);
+    for (k, v) in take_hash_map(map)? {
         let key: preempt_key = read_pod(&k);
         let count: u64 = read_pod(&v);
         if count > 0 {
