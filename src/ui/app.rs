@@ -483,12 +483,9 @@ impl AppState {
             }
             Action::CgroupFold(_) => {}
             Action::ToggleMatrix => {
-                if self.view == View::Numa {
-                    self.numa_matrix = !self.numa_matrix;
-                } else {
-                    self.view = View::Numa;
-                    self.numa_matrix = true;
-                }
+                // opens the NUMA view on the matrix, or flips it there
+                self.numa_matrix = self.view != View::Numa || !self.numa_matrix;
+                self.view = View::Numa;
             }
             Action::CycleMigCause => crate::ui::mig_cause::cycle(self),
             Action::FilterStart => self.filter_editing = true,
