@@ -375,7 +375,7 @@ int BPF_PROG(handle_migrate, struct task_struct *p, int dest_cpu)
 
 	if (p->pid == 0)
 		return 0;
-	why_migrate(p, from);
+	why_migrate(p, from, to);
 	/* The per-thread total is the kernel's own se.nr_migrations, read by
 	 * the iterator. Only moves across nodes need the thread's storage, so
 	 * a one-node machine never touches it here (this runs in softirq

@@ -29,7 +29,7 @@ const volatile u8 syscall_reason[SYSCALL_SLOTS] = {};
  * fit is counted in drops.preempt_pairs_full. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 65536);
 	__type(key, struct preempt_key);
 	__type(value, u64);
 } preempt_pairs SEC(".maps");
@@ -73,15 +73,35 @@ static __always_inline u32 why_mig_cause(struct task_struct *p, struct thread_st
 	return MIG_OTHER;
 }
 
+/* CPUs per side of the by-cause migration matrix below (0: off). Set by
+ * user space: 5 n^2 counters, so it stays off on very large machines. */
+const volatile u32 cause_matrix_cpus = 0;
+
+/* (cause * n + from) * n + to -> moves, n = cause_matrix_cpus; resized by
+ * user space */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64);
+} migration_cause_matrix SEC(".maps");
+
 /* Called from the migrate probe. Never creates the thread's state: this
  * runs in softirq context too (the balancer), where creating task storage
  * can fail. A move of a thread without state yet is not counted here; user
  * space counts the difference to se.nr_migrations as "other". */
-static __always_inline void why_migrate(struct task_struct *p, u32 src)
+static __always_inline void why_migrate(struct task_struct *p, u32 src, u32 dst)
 {
 	struct thread_stats *s = stats_if_any(p);
-	u32 cause = why_mig_cause(p, s, src);
+	u32 cause = why_mig_cause(p, s, src), n = cause_matrix_cpus, idx;
+	u64 *cell;
 
+	if (src < n && dst < n && cause < MIG_CAUSES) {
+		idx = (cause * n + src) * n + dst;
+		cell = bpf_map_lookup_elem(&migration_cause_matrix, &idx);
+		if (cell)
+			__sync_fetch_and_add(cell, 1);
+	}
 	if (!s)
 		return;
 	s->numa_pending = 0;

@@ -83,6 +83,18 @@ fn affinity_hops_are_all_affinity_and_equal_the_kernels_count() {
     assert_eq!(migrated, 20, "the kernel counted {migrated} moves");
     assert_eq!(d[MigCause::Affinity as usize], 20, "causes {d:?}");
     assert_eq!(d.iter().sum::<u64>(), migrated, "causes {d:?}");
+    // the CPU→CPU matrix by cause has them between the two CPUs (other
+    // processes may add their own)
+    let moves = schedtop::model::why::cause_moves(Some(&a), &b, MigCause::Affinity);
+    let between: u64 = moves
+        .iter()
+        .filter(|&&(f, t, _)| {
+            (f as usize, t as usize) == (cpus[0], cpus[1])
+                || (f as usize, t as usize) == (cpus[1], cpus[0])
+        })
+        .map(|m| m.2)
+        .sum();
+    assert!(between >= 20, "affinity moves between the CPUs: {moves:?}");
 }
 
 #[test]
@@ -294,14 +306,17 @@ fn two_spinners_on_one_cpu_are_each_others_top_preemptor() {
         let involuntary = thread_of(&b, me).involuntary - thread_of(&a, me).involuntary;
         // the map is emptied a moment before the threads' counters are
         // read: a preemption in between lands in the neighbouring interval
+        // a pair that did not fit the bounded map (a busy machine with
+        // thousands of threads) is counted as dropped, system-wide
         let named = listed + why.preempted_by_rest;
+        let dropped = b.system.losses.preempt_pairs_full - a.system.losses.preempt_pairs_full;
         assert!(
-            named.abs_diff(involuntary) * 100 <= involuntary * 5,
-            "{me}: {named} preemptors named for {involuntary} involuntary switch-outs"
+            named <= involuntary + involuntary / 20
+                && (named + dropped) * 100 >= involuntary * 95,
+            "{me}: {named} preemptors named (+{dropped} pairs dropped) for {involuntary} involuntary switch-outs"
         );
     }
     let process = d.processes.iter().find(|p| p.pid == getpid()).unwrap();
     let top = &process.why.as_ref().unwrap().preempted_by[0];
     assert_eq!(top.pid, getpid(), "{:?}", process.why);
-    assert_eq!(b.system.losses.preempt_pairs_full, 0);
 }

@@ -531,3 +531,46 @@ fn only_the_top_flows_are_arrows_and_big_ones_are_red() {
     assert_eq!(schedtop::ui::views::numa::flow_tier(100.0), 2);
     assert_eq!(schedtop::ui::views::numa::flow_tier(9.9), 0);
 }
+
+#[test]
+fn m_counts_one_migration_cause_at_a_time_and_the_causes_add_up() {
+    use schedtop::model::why::MigCause;
+    let all = app(2, 4, 200, 50, &[Action::ShowNuma]);
+    let (total, _) = all.cpu.as_ref().unwrap().totals_s();
+    assert!(total > 0.0);
+    let mut sum = 0.0;
+    for (k, cause) in MigCause::ALL.iter().enumerate() {
+        let mut actions = vec![Action::ShowNuma];
+        actions.extend(std::iter::repeat_n(Action::CycleMigCause, k + 1));
+        let a = app(2, 4, 200, 50, &actions);
+        assert_eq!(a.mig_cause, Some(*cause));
+        let v = a.cpu.as_ref().unwrap();
+        assert_eq!(v.cause, Some(*cause));
+        let (s, _) = v.totals_s();
+        // the fixture's moves are wakeup placement or load balancing
+        let expect_some = matches!(cause, MigCause::Wakeup | MigCause::LoadBalance);
+        assert_eq!(s > 0.0, expect_some, "{cause:?}: {s}");
+        sum += s;
+        let text = screen(&a, 200, 50);
+        assert!(
+            text.contains(&format!("({} only, M: next)", cause.key())),
+            "{text}"
+        );
+        // the CPU view says so too
+        let mut cpu_actions = actions.clone();
+        cpu_actions.push(Action::ShowCpus);
+        let c = app(2, 4, 200, 50, &cpu_actions);
+        assert!(screen(&c, 200, 50).contains(&format!("({} only", cause.key())));
+    }
+    assert!((sum - total).abs() < 1e-6, "causes {sum} vs all {total}");
+    // one more press: all causes again
+    let mut actions = vec![Action::ShowNuma];
+    actions.extend(std::iter::repeat_n(
+        Action::CycleMigCause,
+        MigCause::ALL.len() + 1,
+    ));
+    let back = app(2, 4, 200, 50, &actions);
+    assert_eq!(back.mig_cause, None);
+    assert!((back.cpu.as_ref().unwrap().totals_s().0 - total).abs() < 1e-9);
+    assert!(!screen(&back, 200, 50).contains(" only, M: next"));
+}

@@ -279,6 +279,8 @@ impl BpfSource {
         let migrations = self.read_migrations()?;
         let mut system = read_system(Path::new("/proc"));
         system.losses = self.read_losses(exits_dropped)?;
+        system.migrations_by_cause =
+            super::why_drain::read_cause_matrix(&self.skel.maps.migration_cause_matrix)?;
         let mut sample = Sample {
             time_ns,
             mono_ns,

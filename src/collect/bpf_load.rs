@@ -82,11 +82,16 @@ fn open_and_load(nr_cpus: u32, storage: Storage, attach_ns: u64) -> Result<Sched
         );
         ro.cgroup_v1_cpu = layout.cpu_v1.is_some() as u32;
         super::why_syscalls::fill(&mut ro.syscall_reason);
+        ro.cause_matrix_cpus = super::why_drain::cause_matrix_cpus(nr_cpus);
     }
     open.maps
         .migration_matrix
         .set_max_entries(nr_cpus * nr_cpus)
         .context("sizing the migration matrix")?;
+    open.maps
+        .migration_cause_matrix
+        .set_max_entries(super::why_drain::cause_matrix_entries(nr_cpus))
+        .context("sizing the by-cause migration matrix")?;
     open.maps
         .cpu_node
         .set_max_entries(nr_cpus)

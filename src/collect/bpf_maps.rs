@@ -31,6 +31,16 @@ pub(super) fn comm_string(raw: &[i8]) -> String {
 /// (kernel/bpf/hashtab.c), so it stopped early and left entries behind.
 /// Here only ENOENT ends the walk.
 pub(super) fn read_hash_map<M: MapCore>(map: &M) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    walk_hash_map(map, false)
+}
+
+/// `read_hash_map`, deleting what it read in the same syscalls (one per
+/// 1,024 entries instead of one per entry).
+pub(super) fn take_hash_map<M: MapCore>(map: &M) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    walk_hash_map(map, true)
+}
+
+fn walk_hash_map<M: MapCore>(map: &M, delete: bool) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     const BATCH: usize = 1024;
     let (ks, vs) = (map.key_size() as usize, map.value_size() as usize);
     let fd = map.as_fd().as_raw_fd();
@@ -48,8 +58,13 @@ pub(super) fn read_hash_map<M: MapCore>(map: &M) -> Result<Vec<(Vec<u8>, Vec<u8>
         let mut count = BATCH as u32;
         // SAFETY: the buffers hold BATCH keys and values of the map's sizes;
         // in/out batch are u64, larger than the 4-byte hash batch token.
+        let walk = if delete {
+            libbpf_sys::bpf_map_lookup_and_delete_batch
+        } else {
+            libbpf_sys::bpf_map_lookup_batch
+        };
         let ret = unsafe {
-            libbpf_sys::bpf_map_lookup_batch(
+            walk(
                 fd,
                 if first {
                     std::ptr::null_mut()

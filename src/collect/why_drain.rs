@@ -3,21 +3,20 @@
 //! (victim, preemptor) pairs, which the probe keeps in a bounded map that is
 //! emptied here every drain.
 use anyhow::Result;
-use libbpf_rs::MapCore;
+use libbpf_rs::{MapCore, MapFlags};
 
-use super::bpf_maps::{read_hash_map, read_pod};
+use super::bpf_maps::{read_pod, take_hash_map};
 use crate::model::fasthash::IdMap;
-use crate::model::why::{bound_preemptors, WhySample};
+use crate::model::why::{bound_preemptors, WhySample, MIG_CAUSES};
+use crate::model::MigrationCount;
 
 use super::bpf_skel::types::{preempt_key, thread_stats};
 
 /// victim tid -> (preemptor tid, count) since the last drain; the map is
-/// left empty (a pair counted between the read and the delete is lost:
-/// the window is one syscall wide).
+/// left empty (read and deleted together, a batch of buckets at a time).
 pub(super) fn take_pairs<M: MapCore>(map: &M) -> Result<IdMap<u32, Vec<(u32, u64)>>> {
     let mut out: IdMap<u32, Vec<(u32, u64)>> = IdMap::default();
-    for (k, v) in read_hash_map(map)? {
-        let _ = map.delete(&k);
+    for (k, v) in take_hash_map(map)? {
         let key: preempt_key = read_pod(&k);
         let count: u64 = read_pod(&v);
         if count > 0 {
@@ -38,4 +37,51 @@ pub(super) fn why_of(s: &thread_stats, pairs: &mut IdMap<u32, Vec<(u32, u64)>>) 
         preempted_by,
         preempted_by_rest: rest,
     }
+}
+
+/// The by-cause migration matrix covers machines up to this many CPUs
+/// (5 x 256 x 256 counters = 2.6 MB); beyond, it is off.
+const CAUSE_MATRIX_MAX_CPUS: u32 = 256;
+
+pub(super) fn cause_matrix_cpus(nr_cpus: u32) -> u32 {
+    if nr_cpus <= CAUSE_MATRIX_MAX_CPUS {
+        nr_cpus
+    } else {
+        0
+    }
+}
+
+pub(super) fn cause_matrix_entries(nr_cpus: u32) -> u32 {
+    let n = cause_matrix_cpus(nr_cpus);
+    (MIG_CAUSES as u32 * n * n).max(1)
+}
+
+/// The by-cause matrix as 5 lists of nonzero (from, to, count) cells;
+/// empty when it is off.
+pub(super) fn read_cause_matrix<M: MapCore>(map: &M) -> Result<Vec<Vec<MigrationCount>>> {
+    // sized 5 n^2 by cause_matrix_entries, or 1 when off
+    let n = ((map.max_entries() / MIG_CAUSES as u32) as f64)
+        .sqrt()
+        .round() as u32;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let mut out = vec![Vec::new(); MIG_CAUSES];
+    let cells = n * n;
+    for (k, v) in map.lookup_batch(4096, MapFlags::ANY, MapFlags::ANY)? {
+        let idx: u32 = read_pod(&k);
+        let count: u64 = read_pod(&v);
+        let cause = (idx / cells) as usize;
+        if count > 0 && cause < MIG_CAUSES {
+            out[cause].push(MigrationCount {
+                from_cpu: idx % cells / n,
+                to_cpu: idx % n,
+                count,
+            });
+        }
+    }
+    for list in &mut out {
+        list.sort_by_key(|m| (m.from_cpu, m.to_cpu));
+    }
+    Ok(out)
 }

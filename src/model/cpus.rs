@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate::model::flows::{node_flows, NodeFlow};
 use crate::model::rates::{busy_pct, cpu_intervals, elapsed_s, migration_deltas, ThreadInterval};
+use crate::model::why::{cause_moves, MigCause};
 use crate::model::{Sample, Topology};
 
 /// Points of run-queue history kept per CPU (one per interval).
@@ -45,6 +46,8 @@ pub struct CpuView {
     pub flows: Vec<NodeFlow>,
     /// the source counts CPU→CPU migrations (BPF); procfs does not
     pub has_migrations: bool,
+    /// only the migrations of this cause are counted (None: all)
+    pub cause: Option<MigCause>,
 }
 
 impl CpuView {
@@ -97,6 +100,17 @@ pub fn display_order(t: &Topology) -> Vec<(u32, u32, u32)> {
 /// not know (hotplugged since the stream began) are left out, as in
 /// `node_flows`.
 pub fn derive(topology: &Topology, prev: Option<&Sample>, cur: &Sample) -> Option<CpuView> {
+    derive_by(topology, prev, cur, None)
+}
+
+/// `derive`, counting only the migrations of `cause` (None: all) in the
+/// moves in and out and the node flows.
+pub fn derive_by(
+    topology: &Topology,
+    prev: Option<&Sample>,
+    cur: &Sample,
+    cause: Option<MigCause>,
+) -> Option<CpuView> {
     let prev = prev?;
     let dt = elapsed_s(prev, cur);
     if dt <= 0.0 {
@@ -106,9 +120,16 @@ pub fn derive(topology: &Topology, prev: Option<&Sample>, cur: &Sample) -> Optio
     }
     let per = cpu_intervals(Some(prev), cur, dt);
     let by_cpu: HashMap<u32, _> = per.iter().map(|c| (c.cpu, c)).collect();
-    let moves = migration_deltas(Some(prev), cur);
-    let has_migrations =
-        !cur.migrations.is_empty() || cur.threads.iter().any(|t| t.migrations.is_some());
+    let (moves, has_migrations) = match cause {
+        None => (
+            migration_deltas(Some(prev), cur),
+            !cur.migrations.is_empty() || cur.threads.iter().any(|t| t.migrations.is_some()),
+        ),
+        Some(c) => (
+            cause_moves(Some(prev), cur, c),
+            !cur.system.migrations_by_cause.is_empty(),
+        ),
+    };
     let mut into: HashMap<u32, u64> = HashMap::new();
     let mut out: HashMap<u32, u64> = HashMap::new();
     for &(from, to, n) in &moves {
@@ -138,6 +159,7 @@ pub fn derive(topology: &Topology, prev: Option<&Sample>, cur: &Sample) -> Optio
         cpus,
         flows: node_flows(topology, &moves),
         has_migrations,
+        cause,
     })
 }
 

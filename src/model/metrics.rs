@@ -287,7 +287,7 @@ pub static METRICS: &[Metric] = &[
         column: col("BLOCKS ON", 10, 14),
         field: None,
         get: |r| r.why.as_ref().map_or(Value::None, |w| text(&w.blocks_on)),
-        help: Some("BLOCKS ON: what blocking switch-outs wait for most, and its share"),
+        help: Some("BLOCKS ON: top block reason, its share; MIG BY: top migration cause"),
     },
     Metric {
         key: "migrated_by",
@@ -295,7 +295,7 @@ pub static METRICS: &[Metric] = &[
         column: col("MIG BY", 6, 15),
         field: None,
         get: |r| r.why.as_ref().map_or(Value::None, |w| text(w.migrated_by)),
-        help: Some("MIG BY: main migration cause (wake, bal, numa, aff, other)"),
+        help: None,
     },
     Metric {
         key: "cgroup",

@@ -211,6 +211,10 @@ pub struct SystemSample {
     /// `/proc/pressure/cpu`; None where the kernel has no PSI
     #[serde(default)]
     pub cpu_pressure: Option<Box<super::cgroup_sample::Pressure>>,
+    /// CPU→CPU migrations by cause (model::why::MigCause order, 5 lists
+    /// like `Sample::migrations`, cumulative); empty where unknown
+    #[serde(default)]
+    pub migrations_by_cause: Vec<Vec<MigrationCount>>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

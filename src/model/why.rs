@@ -232,6 +232,37 @@ impl WhyCounts {
     }
 }
 
+/// CPU→CPU migrations of `cause` during the interval, (from, to, count),
+/// non-zero only (empty where the source has no by-cause counts).
+pub fn cause_moves(
+    prev: Option<&super::Sample>,
+    cur: &super::Sample,
+    cause: MigCause,
+) -> Vec<(u32, u32, u64)> {
+    fn list(s: &super::Sample, cause: MigCause) -> &[super::MigrationCount] {
+        s.system
+            .migrations_by_cause
+            .get(cause as usize)
+            .map_or(&[], |v| v.as_slice())
+    }
+    let before: std::collections::HashMap<(u32, u32), u64> = prev
+        .map(|p| {
+            list(p, cause)
+                .iter()
+                .map(|m| ((m.from_cpu, m.to_cpu), m.count))
+                .collect()
+        })
+        .unwrap_or_default();
+    list(cur, cause)
+        .iter()
+        .filter_map(|m| {
+            let b = before.get(&(m.from_cpu, m.to_cpu)).copied().unwrap_or(0);
+            let d = m.count.saturating_sub(b);
+            (d > 0).then_some((m.from_cpu, m.to_cpu, d))
+        })
+        .collect()
+}
+
 /// Index and count of the largest nonzero entry (the first on ties).
 fn top(counts: &[u64]) -> Option<(usize, u64)> {
     let mut best: Option<(usize, u64)> = None;

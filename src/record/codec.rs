@@ -144,7 +144,7 @@ fn decode_sample(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
     }
     // format 4: the why figures follow the cgroups
     if !c.is_empty() {
-        decode_why(&mut c, &mut s, p)?;
+        decode_why(&mut c, &mut s, p, &mut budget)?;
     }
     if !c.is_empty() {
         return Err(DecodeError("trailing bytes after Sample"));
@@ -191,6 +191,7 @@ fn decode_system(c: &mut Cursor, p: &SystemSample) -> DResult<SystemSample> {
             ..Losses::default()
         },
         cpu_pressure: None,
+        migrations_by_cause: Vec::new(),
     })
 }
 

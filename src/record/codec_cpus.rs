@@ -62,7 +62,7 @@ pub(super) fn decode_cpus(
     Ok(cpus)
 }
 
-pub(super) fn encode_migrations(
+pub(crate) fn encode_migrations(
     out: &mut Vec<u8>,
     cells: &[MigrationCount],
     prev: &[MigrationCount],
@@ -83,7 +83,7 @@ pub(super) fn encode_migrations(
     }
 }
 
-pub(super) fn decode_migrations(
+pub(crate) fn decode_migrations(
     c: &mut Cursor,
     prev: &[MigrationCount],
     b: &mut Budget,

@@ -92,6 +92,17 @@ fn with_why() -> Vec<Sample> {
     for (k, s) in samples.iter_mut().enumerate() {
         let k = k as u64;
         s.system.losses.preempt_pairs_full = k * 3;
+        s.system.migrations_by_cause = (0..5)
+            .map(|c| {
+                (0..c)
+                    .map(|i| crate::model::MigrationCount {
+                        from_cpu: i,
+                        to_cpu: c,
+                        count: k * u64::from(i + c),
+                    })
+                    .collect()
+            })
+            .collect();
         for (i, t) in s.threads.iter_mut().enumerate().skip(1) {
             let i = i as u64;
             t.why = Some(crate::model::why::WhySample {

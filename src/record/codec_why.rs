@@ -4,14 +4,18 @@
 //! causes and block reasons as deltas on the same thread's in the previous
 //! Sample, and its preemptors of the interval (tid, count) with the rest.
 //! Format 1-3 Samples end before this: their threads read as having none.
+use super::codec_budget::Budget;
+use super::codec_cpus::{decode_migrations, encode_migrations};
 use super::varint::{put_delta, put_u64, Cursor, DResult, DecodeError};
 use crate::model::fasthash::IdMap;
-use crate::model::why::{WhySample, MAX_PREEMPTORS};
+use crate::model::why::{WhySample, MAX_PREEMPTORS, MIG_CAUSES};
 use crate::model::{Sample, ThreadSample};
 
 /// Whether `cur` has anything for this section.
 pub(super) fn has_why(cur: &Sample) -> bool {
-    cur.system.losses.preempt_pairs_full > 0 || cur.threads.iter().any(|t| t.why.is_some())
+    cur.system.losses.preempt_pairs_full > 0
+        || !cur.system.migrations_by_cause.is_empty()
+        || cur.threads.iter().any(|t| t.why.is_some())
 }
 
 fn index(prev: &Sample) -> IdMap<(u32, u64), &WhySample> {
@@ -28,6 +32,22 @@ pub(super) fn encode_why(out: &mut Vec<u8>, cur: &Sample, prev: &Sample) {
         cur.system.losses.preempt_pairs_full,
         prev.system.losses.preempt_pairs_full,
     );
+    // the CPU→CPU moves by cause: 0 lists (unknown) or MIG_CAUSES
+    let lists = &cur.system.migrations_by_cause;
+    let n = if lists.len() == MIG_CAUSES {
+        MIG_CAUSES
+    } else {
+        0
+    };
+    put_u64(out, n as u64);
+    for (i, list) in lists.iter().take(n).enumerate() {
+        let before = prev
+            .system
+            .migrations_by_cause
+            .get(i)
+            .map_or(&[][..], |v| v.as_slice());
+        encode_migrations(out, list, before);
+    }
     for t in &cur.threads {
         let Some(w) = &t.why else {
             out.push(0);
@@ -82,9 +102,29 @@ fn thread_why(
 }
 
 /// Read the section into `s` (its threads already decoded).
-pub(super) fn decode_why(c: &mut Cursor, s: &mut Sample, prev: &Sample) -> DResult<()> {
+pub(super) fn decode_why(
+    c: &mut Cursor,
+    s: &mut Sample,
+    prev: &Sample,
+    b: &mut Budget,
+) -> DResult<()> {
     let before = index(prev);
     s.system.losses.preempt_pairs_full = c.delta(prev.system.losses.preempt_pairs_full)?;
+    match c.u64()? {
+        0 => {}
+        n if n == MIG_CAUSES as u64 => {
+            for i in 0..MIG_CAUSES {
+                let p = prev
+                    .system
+                    .migrations_by_cause
+                    .get(i)
+                    .map_or(&[][..], |v| v.as_slice());
+                let list = decode_migrations(c, p, b)?;
+                s.system.migrations_by_cause.push(list);
+            }
+        }
+        _ => return Err(DecodeError("bad count of migration cause lists")),
+    }
     for t in s.threads.iter_mut() {
         t.why = thread_why(c, t, &before)?;
     }

@@ -48,6 +48,8 @@ pub enum Action {
     CgroupFold(bool),
     /// NUMA view: node x node matrix <-> map (opens the NUMA view if needed)
     ToggleMatrix,
+    /// CPU and NUMA views: only migrations of the next cause
+    CycleMigCause,
     /// scroll the help overlay by this many lines
     HelpScroll(i32),
     Resize(u16, u16),

@@ -82,6 +82,8 @@ pub struct AppState {
     pub cpu: Option<CpuView>,
     /// run-queue length per CPU per interval, at most CPU_HISTORY_CAP points
     pub cpu_history: CpuHistory,
+    /// the CPU and NUMA views count only this migration cause (None: all)
+    pub mig_cause: Option<crate::model::why::MigCause>,
 }
 
 impl AppState {
@@ -123,6 +125,7 @@ impl AppState {
             since_start: None,
             cpu: None,
             cpu_history: CpuHistory::default(),
+            mig_cause: None,
         }
     }
 
@@ -170,7 +173,7 @@ impl AppState {
         self.derived = rows::derive(self.history.back(), &s, nominal);
         self.cgroups.refresh(&self.derived.cgroups, &self.filter);
         self.record_series();
-        self.cpu = cpus::derive(&self.host.topology, self.history.back(), &s);
+        self.cpu = cpus::derive_by(&self.host.topology, self.history.back(), &s, self.mig_cause);
         if let Some(v) = &self.cpu {
             self.cpu_history.push(v);
         }
@@ -437,13 +440,11 @@ impl AppState {
             }
             Action::CgroupFold(_) => {}
             Action::ToggleMatrix => {
-                if self.view == View::Numa {
-                    self.numa_matrix = !self.numa_matrix;
-                } else {
-                    self.view = View::Numa;
-                    self.numa_matrix = true;
-                }
+                // opens the NUMA view on the matrix, or flips it there
+                self.numa_matrix = self.view != View::Numa || !self.numa_matrix;
+                self.view = View::Numa;
             }
+            Action::CycleMigCause => crate::ui::mig_cause::cycle(self),
             Action::FilterStart => self.filter_editing = true,
             Action::FilterChar(c) => {
                 if !c.is_control() && self.filter.chars().count() < 64 {

@@ -343,6 +343,7 @@ fn sample_without_cgroups(step: usize, threads: Vec<ThreadSample>) -> Sample {
             .collect(),
         migrations: Vec::new(),
         system: SystemSample {
+            migrations_by_cause: Vec::new(),
             // the threads' switches plus the idle task's
             context_switches: switches + 800 * step as u64,
             procs_running: 6,

@@ -80,6 +80,7 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Left => Action::CgroupFold(true),
         KeyCode::Right => Action::CgroupFold(false),
         KeyCode::Char('m') => Action::ToggleMatrix,
+        KeyCode::Char('M') => Action::CycleMigCause,
         KeyCode::Char('s') => Action::Screenshot,
         KeyCode::Char('R') => Action::ToggleRecord,
         KeyCode::Char('W') => Action::WriteFlight,
@@ -137,6 +138,7 @@ pub const HELP: &[(&str, &str)] = &[
         "cgroups view: fold / unfold the selected cgroup",
     ),
     ("m", "NUMA view: node x node matrix <-> map"),
+    ("M", "CPU, NUMA views: migrations of one cause (cycles)"),
     (
         "Up Down in c, n",
         "CPU view: scroll; NUMA view: pick the highlighted thread",

@@ -15,6 +15,7 @@ pub mod incident_screens;
 pub mod keeper;
 pub mod keys;
 pub mod layout;
+pub mod mig_cause;
 pub mod recording;
 pub mod render;
 pub mod replay;

@@ -88,6 +88,13 @@ pub fn render_info(app: &AppState, f: &mut Frame, area: Rect) {
         s.push(Span::styled(g.to_string(), theme::heat(i)));
         s.push(Span::raw(*legend));
     }
+    if app.mig_cause.is_some() {
+        s.push(Span::raw("  "));
+        s.push(Span::styled(
+            format!("migrations{}", crate::ui::mig_cause::label(app.mig_cause)),
+            theme::label(),
+        ));
+    }
     s.push(Span::raw("  "));
     s.push(Span::styled("Esc back", theme::label()));
     f.render_widget(Paragraph::new(Line::from(s)), area);

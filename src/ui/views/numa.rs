@@ -62,7 +62,10 @@ pub fn render_info(app: &AppState, f: &mut Frame, area: Rect) {
         let pct = if all > 0.0 { cross / all * 100.0 } else { 0.0 };
         s.extend([
             Span::raw("  "),
-            Span::styled("migrations/s", theme::label()),
+            Span::styled(
+                format!("migrations/s{}", crate::ui::mig_cause::label(app.mig_cause)),
+                theme::label(),
+            ),
             Span::raw(" "),
             Span::styled(format::rate(all), theme::value()),
             Span::raw("  "),
