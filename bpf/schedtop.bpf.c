@@ -20,6 +20,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "schedtop.h"
+#include "hist_slot.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -130,36 +131,6 @@ struct {
 	__type(key, u32);
 	__type(value, struct drop_stats);
 } drops SEC(".maps");
-
-static __always_inline u32 log2_u64(u64 v)
-{
-	u32 r = 0;
-	/* unrolled binary search; the verifier likes bounded code */
-	if (v >> 32) { v >>= 32; r += 32; }
-	if (v >> 16) { v >>= 16; r += 16; }
-	if (v >> 8) { v >>= 8; r += 8; }
-	if (v >> 4) { v >>= 4; r += 4; }
-	if (v >> 2) { v >>= 2; r += 2; }
-	if (v >> 1) { r += 1; }
-	return r;
-}
-
-/* bpftrace hist() bucket of a duration in ns, counted in whole microseconds:
- * slot 0 = [0us], slot k = [2^(k-1), 2^k) us. Without a division (BPF has
- * no cheap one): for 2^l <= ns < 2^(l+1) the slot is l-8 or l-9, because
- * 1000 lies between 2^9 and 2^10. tests/bpf_buckets.rs runs this very
- * code (test_hist_slot below) against the plain definition. */
-static __always_inline u32 hist_slot(u64 ns)
-{
-	u32 slot;
-
-	if (ns < 1000)
-		return 0;
-	slot = log2_u64(ns) - 8;
-	if (ns < (1000ULL << (slot - 1)))
-		slot--;
-	return slot < HIST_SLOTS ? slot : HIST_SLOTS - 1;
-}
 
 /* a / n where n is almost always 1 */
 static __always_inline u64 div_mostly_one(u64 a, u64 n)
@@ -320,13 +291,13 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempt)
 	 * some switches went untraced; then their time is spread evenly */
 	switches = (nvcsw + nivcsw) - (s->nvcsw + s->nivcsw);
 	if (switches) {
-		slot = hist_slot(div_mostly_one(runtime - s->mark_runtime, switches));
+		slot = fine_slot(div_mostly_one(runtime - s->mark_runtime, switches));
 		if (slot < HIST_SLOTS)
 			s->slice_hist[slot] += switches;
 	}
 	arrivals = pcount - s->mark_pcount;
 	if (arrivals) {
-		slot = hist_slot(div_mostly_one(run_delay - s->mark_run_delay, arrivals));
+		slot = fine_slot(div_mostly_one(run_delay - s->mark_run_delay, arrivals));
 		if (slot < HIST_SLOTS)
 			s->wait_hist[slot] += arrivals;
 	}
@@ -395,6 +366,36 @@ int BPF_PROG(handle_migrate, struct task_struct *p, int dest_cpu)
 	return 0;
 }
 
+/* clang expands __builtin_memcpy/memset for BPF only up to a size (1 KiB at
+ * 8-byte alignment); the record is larger, so it goes in constant chunks. */
+#define CHUNK 512
+#define PIECE(off) (sizeof(struct thread_stats) - (off) < CHUNK ? sizeof(struct thread_stats) - (off) : CHUNK)
+_Static_assert(sizeof(struct thread_stats) <= 4 * CHUNK, "thread_stats: add a chunk");
+#define EACH_CHUNK(op)                                                       \
+	do {                                                                 \
+		op(0);                                                       \
+		barrier(); /* or LLVM merges the pieces again */             \
+		if (sizeof(struct thread_stats) > CHUNK) op(CHUNK);          \
+		barrier();                                                   \
+		if (sizeof(struct thread_stats) > 2 * CHUNK) op(2 * CHUNK);  \
+		barrier();                                                   \
+		if (sizeof(struct thread_stats) > 3 * CHUNK) op(3 * CHUNK);  \
+	} while (0)
+
+static __always_inline void copy_stats(struct thread_stats *dst, struct thread_stats *src)
+{
+#define COPY(off) __builtin_memcpy((char *)dst + (off), (char *)src + (off), PIECE(off))
+	EACH_CHUNK(COPY);
+#undef COPY
+}
+
+static __always_inline void zero_stats(struct thread_stats *dst)
+{
+#define ZERO(off) __builtin_memset((char *)dst + (off), 0, PIECE(off))
+	EACH_CHUNK(ZERO);
+#undef ZERO
+}
+
 /* Copy `live` into `dst` if no switch-out updated it meanwhile: seq even
  * before, and the same after. */
 static __always_inline bool copy_stable(struct thread_stats *dst, struct thread_stats *live)
@@ -404,7 +405,7 @@ static __always_inline bool copy_stable(struct thread_stats *dst, struct thread_
 	if (gen & 1)
 		return false;
 	barrier();
-	__builtin_memcpy(dst, live, sizeof(*dst));
+	copy_stats(dst, live);
 	barrier();
 	return *(volatile u32 *)&live->seq == gen;
 }
@@ -468,7 +469,7 @@ int dump_threads(struct bpf_iter__task *ctx)
 		if (!use_task_storage && s->start_time != t->start_time)
 			s->torn = 1; /* the entry was reused under us */
 	} else {
-		__builtin_memset(s, 0, sizeof(*s));
+		zero_stats(s);
 	}
 	if (!s->seen) {
 		s->nvcsw = t->nvcsw;
@@ -583,9 +584,9 @@ int probe_features(struct bpf_raw_tracepoint_args *ctx)
 /* Tests run the probe's own bucketing through BPF_PROG_TEST_RUN: args[0] is
  * the input, the return value the slot. Never attached. */
 SEC("raw_tp")
-int test_hist_slot(struct bpf_raw_tracepoint_args *ctx)
+int test_fine_slot(struct bpf_raw_tracepoint_args *ctx)
 {
-	return hist_slot(ctx->args[0]);
+	return fine_slot(ctx->args[0]);
 }
 
 SEC("raw_tp")

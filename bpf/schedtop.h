@@ -5,10 +5,12 @@
 #ifndef SCHEDTOP_H
 #define SCHEDTOP_H
 
-/* log2 buckets in microseconds, like bpftrace's hist():
- * slot 0 = [0], slot 1 = [1], slot k = [2^(k-1), 2^k) for k >= 1,
- * the last slot also takes everything longer (2^26 us is about 67 s). */
-#define HIST_SLOTS 28
+/* Octaves of microseconds, like bpftrace's hist(): octave 0 = [0],
+ * octave k = [2^(k-1), 2^k) us for k >= 1 (2^26 us is about 67 s). Each
+ * octave is cut in four sub-buckets (hist_slot.h): HIST_SLOTS slots, the last
+ * one also takes everything longer. */
+#define HIST_OCTAVES 28
+#define HIST_SLOTS (HIST_OCTAVES * 4)
 
 /* Run-queue length histogram: exact for 0..RQ_LINEAR-1, then log2 buckets. */
 #define RQ_LINEAR 32
@@ -73,9 +75,12 @@ struct thread_stats {
 	 * this record are not valid; user space keeps the last good ones) */
 	u32 torn;
 	u32 pad;
-	/* u64: a u32 slot wraps after ~70 min at 1M switches/s */
-	u64 slice_hist[HIST_SLOTS];
-	u64 wait_hist[HIST_SLOTS];
+	/* u32 to keep the record in a 2 KiB allocation: one slot wraps after
+	 * 2^32 events (about 6 h at 200,000 switches/s all in that slot);
+	 * user space counts a slot that went down as an anomaly and adds
+	 * nothing for that interval */
+	u32 slice_hist[HIST_SLOTS];
+	u32 wait_hist[HIST_SLOTS];
 	/* the nice value (static_prio - 120), filled by the iterator */
 	s32 nice;
 	u32 pad2;

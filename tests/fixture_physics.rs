@@ -86,7 +86,7 @@ fn the_check_catches_what_the_fixtures_once_had() {
     let before = a.threads.iter().find(|t| t.tid == 2211).unwrap();
     t.oncpu_ns = before.oncpu_ns + 480_000_000;
     let mut h = before.slice_hist.clone().unwrap();
-    h.add_at(11, 1030);
+    h.add_at(11 * 4, 1030); // [1024, 1280) us
     t.slice_hist = Some(h);
     let v = check_all(&[a.clone(), b.clone()]);
     assert!(

@@ -67,7 +67,7 @@ fn detail_with_both_histograms() {
         assert!(s.contains("on-CPU slice (us)"));
         assert!(s.contains("run-queue latency (us)"));
         assert!(s.contains("thread 2211 ffmpeg:enc0"));
-        assert!(s.contains("[1K, 2K)"));
+        assert!(s.contains("[2.5K, 3K)"));
         assert!(s.contains("@@@"));
         assert!(s.contains("last interval"));
     }

@@ -263,8 +263,12 @@ impl BpfSource {
                 wait_ns: s.wait_ns,
                 migrations: Some(s.migrations),
                 cross_node_migrations: Some(s.cross_node_migrations),
-                slice_hist: Some(Log2Hist::from_counts(s.slice_hist.iter().copied())),
-                wait_hist: Some(Log2Hist::from_counts(s.wait_hist.iter().copied())),
+                slice_hist: Some(Log2Hist::from_counts(
+                    s.slice_hist.iter().map(|&c| u64::from(c)),
+                )),
+                wait_hist: Some(Log2Hist::from_counts(
+                    s.wait_hist.iter().map(|&c| u64::from(c)),
+                )),
                 // every thread alive at the previous drain is in that Sample;
                 // one started since began from zero
                 baseline: new.then(Baseline::default),

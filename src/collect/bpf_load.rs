@@ -274,9 +274,9 @@ impl BucketCode {
             .return_value)
     }
 
-    /// bpf/schedtop.bpf.c hist_slot(ns)
-    pub fn hist_slot(&self, ns: u64) -> Result<u32> {
-        Self::run(&self.skel.progs.test_hist_slot, ns)
+    /// bpf/hist_slot.h fine_slot(ns)
+    pub fn fine_slot(&self, ns: u64) -> Result<u32> {
+        Self::run(&self.skel.progs.test_fine_slot, ns)
     }
 
     /// bpf/schedtop.bpf.c rq_slot(len)

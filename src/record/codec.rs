@@ -14,6 +14,7 @@ use super::codec_cgroups::{decode_cgroups, encode_cgroups, has_cgroups};
 use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
 pub use super::codec_zstd::{compress, decompress, stream_sizes};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
+use crate::model::hist::{HIST_OCTAVES, HIST_SLOTS};
 use crate::model::{
     Baseline, CgroupSample, Log2Hist, Losses, Sample, SystemSample, ThreadAttrs, ThreadSample,
 };
@@ -37,8 +38,12 @@ const F_BASE_WRITTEN: u64 = 1 << 10;
 const F_EXITED: u64 = 1 << 11;
 /// format 2: the thread's attributes follow in meta (codec_attrs.rs)
 const F_ATTRS: u64 = 1 << 12;
+/// format 4: the histograms hold four sub-buckets per octave (model/hist.rs);
+/// without it they are per-octave counts (format 3 and older, or a
+/// histogram that only ever knew octaves)
+const F_FINE: u64 = 1 << 13;
 
-/// Longest histogram accepted (Log2Hist has 28 slots, run-queue ones ~60).
+/// Longest histogram accepted (Log2Hist has 112 slots, run-queue ones ~60).
 const MAX_HIST: usize = 4096;
 /// Slots up to this many are written sparsely (bitmap of changed slots).
 const SPARSE_HIST: usize = 64;
@@ -207,6 +212,14 @@ pub(super) fn encode_counts(out: &mut Vec<u8>, cur: &[u64], refv: Option<&[u64]>
     }
 }
 
+/// A thread's histograms are written with their sub-buckets unless one of
+/// them only knows octaves (then both go as octaves).
+fn fine_hists(t: &ThreadSample) -> bool {
+    ![&t.slice_hist, &t.wait_hist]
+        .iter()
+        .any(|h| h.as_ref().is_some_and(|h| h.octaves_only))
+}
+
 pub(super) fn decode_counts(
     c: &mut Cursor,
     refv: Option<&[u64]>,
@@ -322,6 +335,9 @@ pub(super) fn encode_threads(
         if t.wait_hist.is_some() {
             f |= F_WAIT;
         }
+        if fine_hists(t) {
+            f |= F_FINE;
+        }
         if t.baseline.is_some() {
             f |= F_BASE;
             if r.is_none_or(|r| r.baseline != t.baseline) {
@@ -375,7 +391,12 @@ pub(super) fn encode_threads(
             (&t.wait_hist, r.and_then(|r| r.wait_hist.as_ref())),
         ] {
             if let Some(h) = h {
-                encode_counts(&mut s.hist, &h.counts, rh.map(|x| x.counts.as_slice()));
+                if f & F_FINE != 0 {
+                    encode_counts(&mut s.hist, &h.counts, rh.map(|x| x.counts.as_slice()));
+                } else {
+                    let rh = rh.map(|x| x.octaves());
+                    encode_counts(&mut s.hist, &h.octaves(), rh.as_deref());
+                }
             }
         }
     }
@@ -506,8 +527,19 @@ fn decode_threads(
             if f & bit == 0 {
                 return Ok(None);
             }
-            let counts = decode_counts(&mut hist, rh.map(|h| h.counts.as_slice()), b)?;
-            Ok(Some(Log2Hist { counts }))
+            if f & F_FINE != 0 {
+                let counts = decode_counts(&mut hist, rh.map(|h| h.counts.as_slice()), b)?;
+                if counts.len() > HIST_SLOTS {
+                    return Err(DecodeError("histogram longer than its slots"));
+                }
+                return Ok(Some(Log2Hist::from_counts(counts)));
+            }
+            let rh = rh.map(|h| h.octaves());
+            let octaves = decode_counts(&mut hist, rh.as_deref(), b)?;
+            if octaves.len() > HIST_OCTAVES {
+                return Err(DecodeError("histogram longer than its octaves"));
+            }
+            Ok(Some(Log2Hist::from_octaves(octaves)))
         };
         let slice_hist = read_hist(F_SLICE, r.and_then(|r| r.slice_hist.as_ref()))?;
         let wait_hist = read_hist(F_WAIT, r.and_then(|r| r.wait_hist.as_ref()))?;
