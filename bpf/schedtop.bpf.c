@@ -42,6 +42,10 @@ const volatile u64 attach_ns = 0;
  * the other branch, and user space does not create the unused map
  * (libbpf turns its references into dead code). */
 const volatile u32 use_task_storage = 1;
+/* 1: run-queue waits timed from the wakeup (sched_wakeup programs attached,
+ * one clock read per switch); 0: from sched_info.run_delay (cheaper, but 0
+ * for a wakeup that preempted the CPU's current task) */
+const volatile u32 wait_from_wakeup = 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -253,10 +257,23 @@ static __always_inline void save_exited(struct task_struct *t, struct thread_sta
 		bpf_map_delete_elem(&thread_hash, &key.tid);
 }
 
-static __always_inline void switch_out(struct task_struct *prev, bool preempt)
+static __always_inline void count_wait(struct thread_stats *s, u64 ns, u64 n, bool wakeup)
+{
+	u32 slot = fine_slot(ns);
+
+	if (slot >= HIST_SLOTS)
+		return;
+	if (wakeup)
+		s->wakeup_wait_hist[slot] += n;
+	else
+		s->preempt_wait_hist[slot] += n;
+}
+
+static __always_inline void switch_out(struct task_struct *prev, bool preempt,
+				       struct cpu_stats *c, u64 now, bool runnable)
 {
 	struct thread_stats *s = stats_of(prev);
-	u64 nvcsw, nivcsw, runtime, run_delay, pcount, switches, arrivals, slot;
+	u64 nvcsw, nivcsw, runtime, run_delay = 0, pcount = 0, switches, arrivals, slot, ts;
 	u32 state;
 
 	if (!s)
@@ -268,8 +285,10 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempt)
 	nvcsw = prev->nvcsw;
 	nivcsw = prev->nivcsw;
 	runtime = prev->se.sum_exec_runtime;
-	run_delay = prev->sched_info.run_delay;
-	pcount = prev->sched_info.pcount;
+	if (!wait_from_wakeup) {
+		run_delay = prev->sched_info.run_delay;
+		pcount = prev->sched_info.pcount;
+	}
 	state = task_state(prev);
 
 	s->seq++;
@@ -295,15 +314,29 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempt)
 		if (slot < HIST_SLOTS)
 			s->slice_hist[slot] += switches;
 	}
-	arrivals = pcount - s->mark_pcount;
-	if (arrivals) {
-		slot = fine_slot(div_mostly_one(run_delay - s->mark_run_delay, arrivals));
-		if (slot < HIST_SLOTS)
-			s->wait_hist[slot] += arrivals;
+	ts = s->wait_ts;
+	if (wait_from_wakeup) {
+		/* the wait that ended at this slice's switch-in, if that
+		 * switch-in was the last one traced on this CPU */
+		if (c && c->in_task == (u64)prev) {
+			if (ts && (ts & ~1ULL) <= c->in_ns)
+				count_wait(s, c->in_ns - (ts & ~1ULL), 1, ts & 1);
+		} else if (ts && c) {
+			c->in_lost++;
+		}
+		/* a new wait begins now if the thread stays runnable; else
+		 * its wakeup will stamp one */
+		s->wait_ts = runnable ? (now & ~1ULL) : 0;
+	} else {
+		arrivals = pcount - s->mark_pcount;
+		if (arrivals)
+			count_wait(s, div_mostly_one(run_delay - s->mark_run_delay, arrivals),
+				   arrivals, ts != 2);
+		s->mark_run_delay = run_delay;
+		s->mark_pcount = pcount;
+		s->wait_ts = runnable ? 2 : 1;
 	}
 	s->mark_runtime = runtime;
-	s->mark_run_delay = run_delay;
-	s->mark_pcount = pcount;
 	s->nvcsw = nvcsw;
 	s->nivcsw = nivcsw;
 	s->switch_outs++;
@@ -320,12 +353,50 @@ int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_
 	u32 zero = 0;
 	struct cpu_stats *c = bpf_map_lookup_elem(&cpus, &zero);
 	u32 prev_tid = prev->pid;
+	/* stays on the run queue: preempted, or switched out before it set
+	 * itself to sleep (a task preempted while going to sleep keeps a
+	 * non-zero state but is still queued when preempt is set) */
+	bool runnable = preempt || task_state(prev) == TASK_RUNNING;
+	u64 now = 0;
 
 	if (c)
 		c->switches++;
+	/* one clock read, and only when something will use it: the switch-in
+	 * of a thread, or the start of a preempted wait */
+	if (wait_from_wakeup && (next->pid || (prev_tid && runnable)))
+		now = bpf_ktime_get_ns();
 	/* tid 0 is the per-CPU idle task: not a thread anyone runs */
 	if (prev_tid)
-		switch_out(prev, preempt);
+		switch_out(prev, preempt, c, now, runnable);
+	if (wait_from_wakeup && c) {
+		c->in_task = next->pid ? (u64)next : 0;
+		c->in_ns = now;
+	}
+	return 0;
+}
+
+/* A wait after a wakeup starts here, unless one is pending already (a
+ * wakeup of a queued, preempted thread does not restart its wait; one of a
+ * thread still on its CPU leaves a stamp its own switch-out overwrites). A
+ * thread with no record yet has not switched out since we attached: its
+ * first wait is not counted, as its first slice is not. */
+static __always_inline void stamp_wakeup(struct thread_stats *s)
+{
+	if (s && !s->wait_ts)
+		s->wait_ts = bpf_ktime_get_ns() | 1;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(handle_wakeup, struct task_struct *p)
+{
+	stamp_wakeup(stats_if_any(p));
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(handle_wakeup_new, struct task_struct *p)
+{
+	stamp_wakeup(stats_of(p));
 	return 0;
 }
 

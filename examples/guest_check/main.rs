@@ -82,6 +82,7 @@ fn main() {
         pid_filter: vec![],
         force_procfs: false,
         require_bpf: false,
+        run_delay_waits: false,
     };
     let mut src = match LiveSource::open(&opts) {
         Ok(s) => s,

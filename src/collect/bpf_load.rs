@@ -62,7 +62,12 @@ fn tid_map_entries() -> u32 {
         .clamp(4096, 65536)
 }
 
-fn open_and_load(nr_cpus: u32, storage: Storage, attach_ns: u64) -> Result<SchedtopSkel<'static>> {
+fn open_and_load(
+    nr_cpus: u32,
+    storage: Storage,
+    attach_ns: u64,
+    wait_from_wakeup: bool,
+) -> Result<SchedtopSkel<'static>> {
     // The skeleton borrows its object storage for its whole life; the
     // source lives until the process ends, so the storage is leaked once.
     let object: &'static mut MaybeUninit<libbpf_rs::OpenObject> =
@@ -74,6 +79,7 @@ fn open_and_load(nr_cpus: u32, storage: Storage, attach_ns: u64) -> Result<Sched
         ro.nr_cpus = nr_cpus;
         ro.attach_ns = attach_ns;
         ro.use_task_storage = (storage == Storage::TaskStorage) as u32;
+        ro.wait_from_wakeup = wait_from_wakeup as u32;
         // which hierarchy's cgroup the iterator reports: the one with the
         // cpu controller (its quota throttles the thread)
         let layout = super::cgroupfs::CgroupLayout::discover(
@@ -150,7 +156,11 @@ fn rq_fields(bits: u32) -> &'static str {
 
 /// Load with per-thread state where the kernel allows (`storage` None), or
 /// in the place given.
-pub fn load(topology: &Topology, storage: Option<Storage>) -> Result<Loaded> {
+pub fn load(
+    topology: &Topology,
+    storage: Option<Storage>,
+    wait_from_wakeup: bool,
+) -> Result<Loaded> {
     let nr_cpus = libbpf_rs::num_possible_cpus().context("counting possible CPUs")? as u32;
     let nr_cpus = nr_cpus.max(topology.cpu_slots()).max(1);
     let attach_ns = monotonic_ns();
@@ -158,10 +168,10 @@ pub fn load(topology: &Topology, storage: Option<Storage>) -> Result<Loaded> {
     let forced_tid_map = storage == Some(Storage::TidHash)
         || std::env::var_os("SCHEDTOP_BPF_STORAGE").is_some_and(|v| v == "tid-map");
     let (skel, storage, storage_note) = if task_storage_supported() && !forced_tid_map {
-        match open_and_load(nr_cpus, Storage::TaskStorage, attach_ns) {
+        match open_and_load(nr_cpus, Storage::TaskStorage, attach_ns, wait_from_wakeup) {
             Ok(skel) => (skel, Storage::TaskStorage, "task storage".to_string()),
             // some other refusal of task storage: the fallback may still load
-            Err(e) => match open_and_load(nr_cpus, Storage::TidHash, attach_ns) {
+            Err(e) => match open_and_load(nr_cpus, Storage::TidHash, attach_ns, wait_from_wakeup) {
                 Ok(skel) => (
                     skel,
                     Storage::TidHash,
@@ -172,7 +182,7 @@ pub fn load(topology: &Topology, storage: Option<Storage>) -> Result<Loaded> {
         }
     } else {
         (
-            open_and_load(nr_cpus, Storage::TidHash, attach_ns)?,
+            open_and_load(nr_cpus, Storage::TidHash, attach_ns, wait_from_wakeup)?,
             Storage::TidHash,
             if forced_tid_map {
                 "tid-keyed map (chosen by the caller)".to_string()
@@ -212,7 +222,13 @@ pub fn load(topology: &Topology, storage: Option<Storage>) -> Result<Loaded> {
     features.set(
         Feature::Histograms,
         true,
-        "slice and run-queue wait, from the kernel's own per-task accounting",
+        if wait_from_wakeup {
+            "CPU time per slice (the kernel's accounting); run-queue waits timed from \
+             sched_wakeup or a preemption to the switch-in, split by kind"
+        } else {
+            "CPU time per slice; run-queue waits from sched_info.run_delay \
+             (--run-delay-waits: 0 when a wakeup preempted the CPU's current task)"
+        },
     );
     features.set(
         Feature::Migrations,
@@ -258,7 +274,7 @@ impl BucketCode {
             Storage::TidHash
         };
         Ok(BucketCode {
-            skel: open_and_load(1, storage, 0)?,
+            skel: open_and_load(1, storage, 0, true)?,
         })
     }
 

@@ -53,7 +53,8 @@ fn mend(torn: &thread_stats, good: &thread_stats) -> thread_stats {
     out.switch_outs = good.switch_outs;
     out.cross_node_migrations = good.cross_node_migrations;
     out.slice_hist = good.slice_hist;
-    out.wait_hist = good.wait_hist;
+    out.wakeup_wait_hist = good.wakeup_wait_hist;
+    out.preempt_wait_hist = good.preempt_wait_hist;
     out.seen = good.seen;
     out.torn = 0;
     if out.cgroup_id == 0 {

@@ -19,6 +19,8 @@ pub struct ThreadInterval {
     pub cross_node_migrations: Option<u64>,
     pub slice_hist: Option<Log2Hist>,
     pub wait_hist: Option<Log2Hist>,
+    pub wakeup_wait_hist: Option<Log2Hist>,
+    pub preempt_wait_hist: Option<Log2Hist>,
     /// counters and histogram slots of this thread that went down since
     /// its previous Sample (counted as no change; see `counter_delta`)
     pub anomalies: u32,
@@ -97,6 +99,12 @@ pub fn thread_interval(cur: &ThreadSample, prev: Option<&ThreadSample>) -> Optio
                 .map(|m| delta_counted(m, p.cross_node_migrations.unwrap_or(0), &mut a)),
             slice_hist: hist_delta(&cur.slice_hist, Some(&p.slice_hist), &mut a),
             wait_hist: hist_delta(&cur.wait_hist, Some(&p.wait_hist), &mut a),
+            wakeup_wait_hist: hist_delta(&cur.wakeup_wait_hist, Some(&p.wakeup_wait_hist), &mut a),
+            preempt_wait_hist: hist_delta(
+                &cur.preempt_wait_hist,
+                Some(&p.preempt_wait_hist),
+                &mut a,
+            ),
             anomalies: a,
         }),
         None => {
@@ -110,6 +118,8 @@ pub fn thread_interval(cur: &ThreadSample, prev: Option<&ThreadSample>) -> Optio
                 cross_node_migrations: cur.cross_node_migrations,
                 slice_hist: hist_delta(&cur.slice_hist, None, &mut a),
                 wait_hist: hist_delta(&cur.wait_hist, None, &mut a),
+                wakeup_wait_hist: hist_delta(&cur.wakeup_wait_hist, None, &mut a),
+                preempt_wait_hist: hist_delta(&cur.preempt_wait_hist, None, &mut a),
                 anomalies: a,
             })
         }

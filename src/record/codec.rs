@@ -42,6 +42,10 @@ const F_ATTRS: u64 = 1 << 12;
 /// without it they are per-octave counts (format 3 and older, or a
 /// histogram that only ever knew octaves)
 const F_FINE: u64 = 1 << 13;
+/// format 4: the waits split by how they began (after a wakeup / after a
+/// preemption), each a histogram after the combined one
+const F_WAKE: u64 = 1 << 14;
+const F_PREEMPT: u64 = 1 << 15;
 
 /// Longest histogram accepted (Log2Hist has 112 slots, run-queue ones ~60).
 const MAX_HIST: usize = 4096;
@@ -215,9 +219,14 @@ pub(super) fn encode_counts(out: &mut Vec<u8>, cur: &[u64], refv: Option<&[u64]>
 /// A thread's histograms are written with their sub-buckets unless one of
 /// them only knows octaves (then both go as octaves).
 fn fine_hists(t: &ThreadSample) -> bool {
-    ![&t.slice_hist, &t.wait_hist]
-        .iter()
-        .any(|h| h.as_ref().is_some_and(|h| h.octaves_only))
+    ![
+        &t.slice_hist,
+        &t.wait_hist,
+        &t.wakeup_wait_hist,
+        &t.preempt_wait_hist,
+    ]
+    .iter()
+    .any(|h| h.as_ref().is_some_and(|h| h.octaves_only))
 }
 
 pub(super) fn decode_counts(
@@ -335,6 +344,12 @@ pub(super) fn encode_threads(
         if t.wait_hist.is_some() {
             f |= F_WAIT;
         }
+        if t.wakeup_wait_hist.is_some() {
+            f |= F_WAKE;
+        }
+        if t.preempt_wait_hist.is_some() {
+            f |= F_PREEMPT;
+        }
         if fine_hists(t) {
             f |= F_FINE;
         }
@@ -389,6 +404,14 @@ pub(super) fn encode_threads(
         for (h, rh) in [
             (&t.slice_hist, r.and_then(|r| r.slice_hist.as_ref())),
             (&t.wait_hist, r.and_then(|r| r.wait_hist.as_ref())),
+            (
+                &t.wakeup_wait_hist,
+                r.and_then(|r| r.wakeup_wait_hist.as_ref()),
+            ),
+            (
+                &t.preempt_wait_hist,
+                r.and_then(|r| r.preempt_wait_hist.as_ref()),
+            ),
         ] {
             if let Some(h) = h {
                 if f & F_FINE != 0 {
@@ -543,6 +566,8 @@ fn decode_threads(
         };
         let slice_hist = read_hist(F_SLICE, r.and_then(|r| r.slice_hist.as_ref()))?;
         let wait_hist = read_hist(F_WAIT, r.and_then(|r| r.wait_hist.as_ref()))?;
+        let wakeup_wait_hist = read_hist(F_WAKE, r.and_then(|r| r.wakeup_wait_hist.as_ref()))?;
+        let preempt_wait_hist = read_hist(F_PREEMPT, r.and_then(|r| r.preempt_wait_hist.as_ref()))?;
         threads.push(ThreadSample {
             tid,
             pid,
@@ -558,6 +583,8 @@ fn decode_threads(
             cross_node_migrations,
             slice_hist,
             wait_hist,
+            wakeup_wait_hist,
+            preempt_wait_hist,
             baseline,
             exited: f & F_EXITED != 0,
             attrs,

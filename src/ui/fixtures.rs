@@ -221,7 +221,11 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
     let mut wait_ns = 700_000_000;
     let mut migr = 30;
     let mut slice = spread(s.slice_slot, 2000);
-    let mut wait = spread(s.wait_slot, 2000);
+    // a wait follows every switch-out: after a voluntary one it begins at
+    // the wakeup, after an involuntary one at the preemption (and lasts
+    // longer: the CPU is busy)
+    let mut wakeup = spread(s.wait_slot, 1500);
+    let mut preempt = spread(s.wait_slot + 1, 500);
     for i in 0..=step {
         let k = if s.pid == 2210 {
             WAVE[i % WAVE.len()]
@@ -233,11 +237,14 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
         invol += n;
         let ran_ns = (s.oncpu_ms * 1_000_000).min(1_000_000_000) * k.min(10) / 10;
         oncpu_ns += ran_ns;
-        wait_ns += (v + n) * (1u64 << s.wait_slot) * 1000 / 2;
+        wait_ns += (v + 2 * n) * (1u64 << s.wait_slot) * 1000 / 2;
         migr += s.migr * k / 10;
         slice.merge(&spread_at(slice_slot(ran_ns, v + n), v + n));
-        wait.merge(&spread(s.wait_slot, v + n));
+        wakeup.merge(&spread(s.wait_slot, v));
+        preempt.merge(&spread(s.wait_slot + 1, n));
     }
+    let mut wait = wakeup.clone();
+    wait.merge(&preempt);
     ThreadSample {
         tid: s.tid,
         pid: s.pid,
@@ -253,6 +260,8 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
         cross_node_migrations: bpf.then_some(migr / 4),
         slice_hist: bpf.then_some(slice),
         wait_hist: bpf.then_some(wait),
+        wakeup_wait_hist: bpf.then_some(wakeup),
+        preempt_wait_hist: bpf.then_some(preempt),
         baseline: None,
         exited: false,
         // -5, 0 or 5: a mix, as renice leaves a machine
