@@ -10,8 +10,9 @@ for flag in "$@"; do
         with_test=1
         # the test suite also drives the TUI in tmux, runs a workload under
         # perf, converts SVG screenshots to PNG and switches to user nobody;
-        # bpftool counts what a churn leaves in the kernel's maps
-        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool) ;;
+        # bpftool counts what a churn leaves in the kernel's maps; bpftrace
+        # runs runqlat's logic as the run-queue wait oracle
+        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool bpftrace) ;;
     --matrix)
         # scripts/kernel-matrix.sh: other kernels under QEMU, an initramfs
         # with a static busybox
