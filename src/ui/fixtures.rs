@@ -413,4 +413,6 @@ pub fn app(source: SourceKind, width: u16, height: u16) -> AppState {
 
 mod cgroups;
 mod numa;
+mod workers;
 pub use numa::*;
+pub use workers::*;
