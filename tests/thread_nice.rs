@@ -166,7 +166,7 @@ fn nice_reaches_the_column_json_csv_and_the_recording() {
     w.write_sample(&b).unwrap();
     w.finish().unwrap();
     let mut r = Reader::open(&path).unwrap();
-    assert_eq!(r.header().format_version, 3);
+    assert_eq!(r.header().format_version, 4);
     assert_eq!(r.sample(1).unwrap(), b, "the format keeps the attributes");
     let mut out = Vec::new();
     let opts = DumpOptions {

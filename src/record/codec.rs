@@ -12,9 +12,9 @@ pub(super) use super::codec_budget::Budget;
 pub use super::codec_budget::{decoded_size, MAX_DECODED};
 use super::codec_cgroups::{decode_cgroups, encode_cgroups, has_cgroups};
 use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
+use super::codec_hist::{decode_hist, encode_hist, fine_hists};
 pub use super::codec_zstd::{compress, decompress, stream_sizes};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
-use crate::model::hist::{HIST_OCTAVES, HIST_SLOTS};
 use crate::model::{
     Baseline, CgroupSample, Log2Hist, Losses, Sample, SystemSample, ThreadAttrs, ThreadSample,
 };
@@ -216,19 +216,6 @@ pub(super) fn encode_counts(out: &mut Vec<u8>, cur: &[u64], refv: Option<&[u64]>
     }
 }
 
-/// A thread's histograms are written with their sub-buckets unless one of
-/// them only knows octaves (then both go as octaves).
-fn fine_hists(t: &ThreadSample) -> bool {
-    ![
-        &t.slice_hist,
-        &t.wait_hist,
-        &t.wakeup_wait_hist,
-        &t.preempt_wait_hist,
-    ]
-    .iter()
-    .any(|h| h.as_ref().is_some_and(|h| h.octaves_only))
-}
-
 pub(super) fn decode_counts(
     c: &mut Cursor,
     refv: Option<&[u64]>,
@@ -414,12 +401,7 @@ pub(super) fn encode_threads(
             ),
         ] {
             if let Some(h) = h {
-                if f & F_FINE != 0 {
-                    encode_counts(&mut s.hist, &h.counts, rh.map(|x| x.counts.as_slice()));
-                } else {
-                    let rh = rh.map(|x| x.octaves());
-                    encode_counts(&mut s.hist, &h.octaves(), rh.as_deref());
-                }
+                encode_hist(&mut s.hist, h, rh, f & F_FINE != 0);
             }
         }
     }
@@ -550,19 +532,7 @@ fn decode_threads(
             if f & bit == 0 {
                 return Ok(None);
             }
-            if f & F_FINE != 0 {
-                let counts = decode_counts(&mut hist, rh.map(|h| h.counts.as_slice()), b)?;
-                if counts.len() > HIST_SLOTS {
-                    return Err(DecodeError("histogram longer than its slots"));
-                }
-                return Ok(Some(Log2Hist::from_counts(counts)));
-            }
-            let rh = rh.map(|h| h.octaves());
-            let octaves = decode_counts(&mut hist, rh.as_deref(), b)?;
-            if octaves.len() > HIST_OCTAVES {
-                return Err(DecodeError("histogram longer than its octaves"));
-            }
-            Ok(Some(Log2Hist::from_octaves(octaves)))
+            decode_hist(&mut hist, rh, f & F_FINE != 0, b).map(Some)
         };
         let slice_hist = read_hist(F_SLICE, r.and_then(|r| r.slice_hist.as_ref()))?;
         let wait_hist = read_hist(F_WAIT, r.and_then(|r| r.wait_hist.as_ref()))?;
