@@ -47,6 +47,7 @@ fn main() {
     for f in [
         "schedtop.bpf.c",
         "schedtop.h",
+        "hist_slot.h",
         "flight.bpf.c",
         "flight.h",
         "kernel_types.h",

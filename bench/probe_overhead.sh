@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Probe overhead: `perf bench sched pipe` pinned to CPU 0 with schedtop
-# attached (batch mode, all probes on) and without, interleaved pairs whose
-# order alternates. Prints every pair and the median ratio (target <= 1.05).
+# attached (batch mode, all probes on) and without, interleaved runs whose
+# order rotates. Each round has three runs: without schedtop, with it as it
+# runs by default (run-queue waits timed from the wakeup: one clock read per
+# switch-in and per wakeup), and with --run-delay-waits (waits from the
+# kernel's run_delay: no wakeup programs, no clock read). Prints every round
+# and both median ratios (target <= 1.05 without the wakeup stamp).
 #   bench/probe_overhead.sh [PAIRS] [LOOPS]
 # SCHEDTOP_BIN=path picks the binary; SCHEDTOP_CPU=1 pins schedtop's own
 # user-space work (drains) to CPU 1, which leaves only the probes on CPU 0.
@@ -36,11 +40,11 @@ one_run() {
         awk '/usecs\/op/ {print $1}'
 }
 
-# one run with schedtop attached; sets $with
+# one run with schedtop attached (extra arguments passed on); sets $with
 run_with() {
     local pin=()
     [ -n "${SCHEDTOP_CPU:-}" ] && pin=(taskset -c "$SCHEDTOP_CPU")
-    "${pin[@]}" "$bin" --batch -i 1 --require-bpf >"$work/out" 2>"$work/err" &
+    "${pin[@]}" "$bin" --batch -i 1 --require-bpf "$@" >"$work/out" 2>"$work/err" &
     local pid=$!
     # attached once the first interval is printed
     for _ in $(seq 1 300); do
@@ -59,22 +63,27 @@ run_with() {
 }
 
 ratios=()
+ratios_rd=()
 for i in $(seq 1 "$pairs"); do
-    # alternate which run goes first, so a drift in the machine's load
+    # rotate which run goes first, so a drift in the machine's load
     # does not favour one side
-    if [ $((i % 2)) = 1 ]; then
-        base=$(one_run)
-        run_with
-    else
-        run_with
-        base=$(one_run)
-    fi
-    r=$(awk -v a="$with" -v b="$base" 'BEGIN {printf "%.4f", a / b}')
+    case $((i % 3)) in
+    1) base=$(one_run); run_with; stamp=$with; run_with --run-delay-waits; rd=$with ;;
+    2) run_with; stamp=$with; run_with --run-delay-waits; rd=$with; base=$(one_run) ;;
+    0) run_with --run-delay-waits; rd=$with; base=$(one_run); run_with; stamp=$with ;;
+    esac
+    r=$(awk -v a="$stamp" -v b="$base" 'BEGIN {printf "%.4f", a / b}')
+    r2=$(awk -v a="$rd" -v b="$base" 'BEGIN {printf "%.4f", a / b}')
     ratios+=("$r")
-    printf 'pair %2d: without %s us/op, with %s us/op, ratio %s\n' "$i" "$base" "$with" "$r"
+    ratios_rd+=("$r2")
+    printf 'round %2d: without %s us/op, with %s (ratio %s), with --run-delay-waits %s (ratio %s)\n' \
+        "$i" "$base" "$stamp" "$r" "$rd" "$r2"
 done
-median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else printf "%.4f\n", (a[NR/2] + a[NR/2+1]) / 2}')
-echo "median ratio (with schedtop / without), $pairs pairs: $median"
+median() {
+    printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else printf "%.4f\n", (a[NR/2] + a[NR/2+1]) / 2}'
+}
+echo "median ratio (with schedtop / without), $pairs rounds: $(median "${ratios[@]}") (waits from the wakeup, the default)"
+echo "median ratio (with schedtop / without), $pairs rounds: $(median "${ratios_rd[@]}") (--run-delay-waits)"
 if [ "${BPF_STATS:-}" = 1 ]; then
-    awk '{t[$1] += $2; c[$1] += $3} END {for (n in t) if (c[n] > 0) printf "probe cost %-18s %6.0f ns/event over %d events\n", n, t[n] / c[n], c[n]}' "$work/stats" | sort
+    awk '{t[$1] += $2; c[$1] += $3} END {for (n in t) if (c[n] > 0) printf "probe cost %-18s %6.0f ns/event over %d events (both modes)\n", n, t[n] / c[n], c[n]}' "$work/stats" | sort
 fi

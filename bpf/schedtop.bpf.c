@@ -20,6 +20,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "schedtop.h"
+#include "hist_slot.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -41,6 +42,10 @@ const volatile u64 attach_ns = 0;
  * the other branch, and user space does not create the unused map
  * (libbpf turns its references into dead code). */
 const volatile u32 use_task_storage = 1;
+/* 1: run-queue waits timed from the wakeup (sched_wakeup programs attached,
+ * one clock read per switch); 0: from sched_info.run_delay (cheaper, but 0
+ * for a wakeup that preempted the CPU's current task) */
+const volatile u32 wait_from_wakeup = 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -130,36 +135,6 @@ struct {
 	__type(key, u32);
 	__type(value, struct drop_stats);
 } drops SEC(".maps");
-
-static __always_inline u32 log2_u64(u64 v)
-{
-	u32 r = 0;
-	/* unrolled binary search; the verifier likes bounded code */
-	if (v >> 32) { v >>= 32; r += 32; }
-	if (v >> 16) { v >>= 16; r += 16; }
-	if (v >> 8) { v >>= 8; r += 8; }
-	if (v >> 4) { v >>= 4; r += 4; }
-	if (v >> 2) { v >>= 2; r += 2; }
-	if (v >> 1) { r += 1; }
-	return r;
-}
-
-/* bpftrace hist() bucket of a duration in ns, counted in whole microseconds:
- * slot 0 = [0us], slot k = [2^(k-1), 2^k) us. Without a division (BPF has
- * no cheap one): for 2^l <= ns < 2^(l+1) the slot is l-8 or l-9, because
- * 1000 lies between 2^9 and 2^10. tests/bpf_buckets.rs runs this very
- * code (test_hist_slot below) against the plain definition. */
-static __always_inline u32 hist_slot(u64 ns)
-{
-	u32 slot;
-
-	if (ns < 1000)
-		return 0;
-	slot = log2_u64(ns) - 8;
-	if (ns < (1000ULL << (slot - 1)))
-		slot--;
-	return slot < HIST_SLOTS ? slot : HIST_SLOTS - 1;
-}
 
 /* a / n where n is almost always 1 */
 static __always_inline u64 div_mostly_one(u64 a, u64 n)
@@ -284,11 +259,23 @@ static __always_inline void save_exited(struct task_struct *t, struct thread_sta
 
 #include "why.bpf.h"
 
+static __always_inline void count_wait(struct thread_stats *s, u64 ns, u64 n, bool wakeup)
+{
+	u32 slot = fine_slot(ns);
+
+	if (slot >= HIST_SLOTS)
+		return;
+	if (wakeup)
+		s->wakeup_wait_hist[slot] += n;
+	else
+		s->preempt_wait_hist[slot] += n;
+}
+
 static __always_inline void switch_out(struct task_struct *prev, struct task_struct *next,
-				       bool preempt)
+				       bool preempt, struct cpu_stats *c, u64 now, bool runnable)
 {
 	struct thread_stats *s = stats_of(prev);
-	u64 nvcsw, nivcsw, runtime, run_delay, pcount, switches, arrivals, slot;
+	u64 nvcsw, nivcsw, runtime, run_delay = 0, pcount = 0, switches, arrivals, slot, ts;
 	u32 state;
 
 	if (!s)
@@ -300,8 +287,10 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 	nvcsw = prev->nvcsw;
 	nivcsw = prev->nivcsw;
 	runtime = prev->se.sum_exec_runtime;
-	run_delay = prev->sched_info.run_delay;
-	pcount = prev->sched_info.pcount;
+	if (!wait_from_wakeup) {
+		run_delay = prev->sched_info.run_delay;
+		pcount = prev->sched_info.pcount;
+	}
 	state = task_state(prev);
 
 	s->seq++;
@@ -323,20 +312,34 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 	 * some switches went untraced; then their time is spread evenly */
 	switches = (nvcsw + nivcsw) - (s->nvcsw + s->nivcsw);
 	if (switches) {
-		slot = hist_slot(div_mostly_one(runtime - s->mark_runtime, switches));
+		slot = fine_slot(div_mostly_one(runtime - s->mark_runtime, switches));
 		if (slot < HIST_SLOTS)
 			s->slice_hist[slot] += switches;
 	}
-	arrivals = pcount - s->mark_pcount;
-	if (arrivals) {
-		slot = hist_slot(div_mostly_one(run_delay - s->mark_run_delay, arrivals));
-		if (slot < HIST_SLOTS)
-			s->wait_hist[slot] += arrivals;
+	ts = s->wait_ts;
+	if (wait_from_wakeup) {
+		/* the wait that ended at this slice's switch-in, if that
+		 * switch-in was the last one traced on this CPU */
+		if (c && c->in_task == (u64)prev) {
+			if (ts && (ts & ~1ULL) <= c->in_ns)
+				count_wait(s, c->in_ns - (ts & ~1ULL), 1, ts & 1);
+		} else if (ts && c) {
+			c->in_lost++;
+		}
+		/* a new wait begins now if the thread stays runnable; else
+		 * its wakeup will stamp one */
+		s->wait_ts = runnable ? (now & ~1ULL) : 0;
+	} else {
+		arrivals = pcount - s->mark_pcount;
+		if (arrivals)
+			count_wait(s, div_mostly_one(run_delay - s->mark_run_delay, arrivals),
+				   arrivals, ts != 2);
+		s->mark_run_delay = run_delay;
+		s->mark_pcount = pcount;
+		s->wait_ts = runnable ? 2 : 1;
 	}
 	why_switch_out(prev, next, s, nvcsw - s->nvcsw, nivcsw - s->nivcsw, state);
 	s->mark_runtime = runtime;
-	s->mark_run_delay = run_delay;
-	s->mark_pcount = pcount;
 	s->nvcsw = nvcsw;
 	s->nivcsw = nivcsw;
 	s->switch_outs++;
@@ -353,12 +356,50 @@ int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_
 	u32 zero = 0;
 	struct cpu_stats *c = bpf_map_lookup_elem(&cpus, &zero);
 	u32 prev_tid = prev->pid;
+	/* stays on the run queue: preempted, or switched out before it set
+	 * itself to sleep (a task preempted while going to sleep keeps a
+	 * non-zero state but is still queued when preempt is set) */
+	bool runnable = preempt || task_state(prev) == TASK_RUNNING;
+	u64 now = 0;
 
 	if (c)
 		c->switches++;
+	/* one clock read, and only when something will use it: the switch-in
+	 * of a thread, or the start of a preempted wait */
+	if (wait_from_wakeup && (next->pid || (prev_tid && runnable)))
+		now = bpf_ktime_get_ns();
 	/* tid 0 is the per-CPU idle task: not a thread anyone runs */
 	if (prev_tid)
-		switch_out(prev, next, preempt);
+		switch_out(prev, next, preempt, c, now, runnable);
+	if (wait_from_wakeup && c) {
+		c->in_task = next->pid ? (u64)next : 0;
+		c->in_ns = now;
+	}
+	return 0;
+}
+
+/* A wait after a wakeup starts here, unless one is pending already (a
+ * wakeup of a queued, preempted thread does not restart its wait; one of a
+ * thread still on its CPU leaves a stamp its own switch-out overwrites). A
+ * thread with no record yet has not switched out since we attached: its
+ * first wait is not counted, as its first slice is not. */
+static __always_inline void stamp_wakeup(struct thread_stats *s)
+{
+	if (s && !s->wait_ts)
+		s->wait_ts = bpf_ktime_get_ns() | 1;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(handle_wakeup, struct task_struct *p)
+{
+	stamp_wakeup(stats_if_any(p));
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(handle_wakeup_new, struct task_struct *p)
+{
+	stamp_wakeup(stats_of(p));
 	return 0;
 }
 
@@ -400,6 +441,36 @@ int BPF_PROG(handle_migrate, struct task_struct *p, int dest_cpu)
 	return 0;
 }
 
+/* clang expands __builtin_memcpy/memset for BPF only up to a size (1 KiB at
+ * 8-byte alignment); the record is larger, so it goes in constant chunks. */
+#define CHUNK 512
+#define PIECE(off) (sizeof(struct thread_stats) - (off) < CHUNK ? sizeof(struct thread_stats) - (off) : CHUNK)
+_Static_assert(sizeof(struct thread_stats) <= 4 * CHUNK, "thread_stats: add a chunk");
+#define EACH_CHUNK(op)                                                       \
+	do {                                                                 \
+		op(0);                                                       \
+		barrier(); /* or LLVM merges the pieces again */             \
+		if (sizeof(struct thread_stats) > CHUNK) op(CHUNK);          \
+		barrier();                                                   \
+		if (sizeof(struct thread_stats) > 2 * CHUNK) op(2 * CHUNK);  \
+		barrier();                                                   \
+		if (sizeof(struct thread_stats) > 3 * CHUNK) op(3 * CHUNK);  \
+	} while (0)
+
+static __always_inline void copy_stats(struct thread_stats *dst, struct thread_stats *src)
+{
+#define COPY(off) __builtin_memcpy((char *)dst + (off), (char *)src + (off), PIECE(off))
+	EACH_CHUNK(COPY);
+#undef COPY
+}
+
+static __always_inline void zero_stats(struct thread_stats *dst)
+{
+#define ZERO(off) __builtin_memset((char *)dst + (off), 0, PIECE(off))
+	EACH_CHUNK(ZERO);
+#undef ZERO
+}
+
 /* Copy `live` into `dst` if no switch-out updated it meanwhile: seq even
  * before, and the same after. */
 static __always_inline bool copy_stable(struct thread_stats *dst, struct thread_stats *live)
@@ -409,7 +480,7 @@ static __always_inline bool copy_stable(struct thread_stats *dst, struct thread_
 	if (gen & 1)
 		return false;
 	barrier();
-	__builtin_memcpy(dst, live, sizeof(*dst));
+	copy_stats(dst, live);
 	barrier();
 	return *(volatile u32 *)&live->seq == gen;
 }
@@ -473,7 +544,7 @@ int dump_threads(struct bpf_iter__task *ctx)
 		if (!use_task_storage && s->start_time != t->start_time)
 			s->torn = 1; /* the entry was reused under us */
 	} else {
-		__builtin_memset(s, 0, sizeof(*s));
+		zero_stats(s);
 	}
 	if (!s->seen) {
 		s->nvcsw = t->nvcsw;
@@ -588,9 +659,9 @@ int probe_features(struct bpf_raw_tracepoint_args *ctx)
 /* Tests run the probe's own bucketing through BPF_PROG_TEST_RUN: args[0] is
  * the input, the return value the slot. Never attached. */
 SEC("raw_tp")
-int test_hist_slot(struct bpf_raw_tracepoint_args *ctx)
+int test_fine_slot(struct bpf_raw_tracepoint_args *ctx)
 {
-	return hist_slot(ctx->args[0]);
+	return fine_slot(ctx->args[0]);
 }
 
 SEC("raw_tp")

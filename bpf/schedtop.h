@@ -5,10 +5,12 @@
 #ifndef SCHEDTOP_H
 #define SCHEDTOP_H
 
-/* log2 buckets in microseconds, like bpftrace's hist():
- * slot 0 = [0], slot 1 = [1], slot k = [2^(k-1), 2^k) for k >= 1,
- * the last slot also takes everything longer (2^26 us is about 67 s). */
-#define HIST_SLOTS 28
+/* Octaves of microseconds, like bpftrace's hist(): octave 0 = [0],
+ * octave k = [2^(k-1), 2^k) us for k >= 1 (2^26 us is about 67 s). Each
+ * octave is cut in four sub-buckets (hist_slot.h): HIST_SLOTS slots, the last
+ * one also takes everything longer. */
+#define HIST_OCTAVES 28
+#define HIST_SLOTS (HIST_OCTAVES * 4)
 
 /* Run-queue length histogram: exact for 0..RQ_LINEAR-1, then log2 buckets. */
 #define RQ_LINEAR 32
@@ -60,11 +62,16 @@ struct thread_key {
  * by the task iterator; a thread's last copy goes to the `exited` hash map
  * when it dies.
  *
- * Slice and wait lengths are not timed by the probe: they are differences of
- * the kernel's own per-task accounting between two switch-outs of the thread
- * (se.sum_exec_runtime: on-CPU time; sched_info.run_delay / pcount: run-queue
- * wait and arrivals on a CPU), so they stay exact even when a switch-in is
- * not traced, and the probe needs no clock read for them. */
+ * Slice lengths are differences of the kernel's own per-task accounting
+ * between two switch-outs of the thread (se.sum_exec_runtime: CPU time per
+ * slice), so they stay exact even when a switch-in is not traced.
+ *
+ * Run-queue waits are timed from the moment the thread became runnable
+ * (sched_wakeup / sched_wakeup_new, or a switch-out that left it runnable)
+ * to its switch-in, with bpf_ktime_get_ns(): runqlat's definition. The
+ * kernel's sched_info.run_delay reads exactly 0 when the wakeup preempted
+ * the CPU's current task (the switch skips its rq clock update), so it is
+ * only the cheaper mode (wait_from_wakeup = 0). */
 struct thread_stats {
 	u32 tid;
 	u32 pid;
@@ -89,8 +96,14 @@ struct thread_stats {
 	u64 switch_outs;
 	/* the kernel's accounting at the thread's last switch-out */
 	u64 mark_runtime;
+	/* run_delay mode only */
 	u64 mark_run_delay;
 	u64 mark_pcount;
+	/* when the pending wait began (ktime ns), the kind in bit 0: 1 = after
+	 * a wakeup, 0 = preempted (switched out runnable); 0 = no wait pending.
+	 * run_delay mode: 1 or 2, the kind of the wait the next switch-out
+	 * accounts (as the previous switch-out left the thread). */
+	u64 wait_ts;
 	u32 last_cpu;
 	/* 1 once the thread went through its final switch (TASK_DEAD) */
 	u32 exited;
@@ -104,9 +117,15 @@ struct thread_stats {
 	 * this record are not valid; user space keeps the last good ones) */
 	u32 torn;
 	u32 pad;
-	/* u64: a u32 slot wraps after ~70 min at 1M switches/s */
-	u64 slice_hist[HIST_SLOTS];
-	u64 wait_hist[HIST_SLOTS];
+	/* u32 to keep the record in a 2 KiB allocation: one slot wraps after
+	 * 2^32 events (about 6 h at 200,000 switches/s all in that slot);
+	 * user space counts a slot that went down as an anomaly and adds
+	 * nothing for that interval */
+	u32 slice_hist[HIST_SLOTS];
+	/* run-queue waits that began at a wakeup / at a preemption; the
+	 * combined wait histogram is their sum (user space) */
+	u32 wakeup_wait_hist[HIST_SLOTS];
+	u32 preempt_wait_hist[HIST_SLOTS];
 	/* the nice value (static_prio - 120), filled by the iterator */
 	s32 nice;
 	u32 pad2;
@@ -140,6 +159,14 @@ struct cpu_stats {
 	u64 rq_samples;
 	u64 rq_sum;
 	u64 rq_hist[RQ_SLOTS];
+	/* the last switch-in traced here (task pointer, 0 for idle) and its
+	 * ktime: accounted at that task's next switch-out, where its record is
+	 * already at hand (no second lookup per switch) */
+	u64 in_task;
+	u64 in_ns;
+	/* switch-outs of a thread with a pending wait whose switch-in was not
+	 * the last one traced on this CPU: that wait is not counted */
+	u64 in_lost;
 };
 
 /* Counted, never silent: updates that could not be stored. */

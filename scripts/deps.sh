@@ -10,9 +10,10 @@ for flag in "$@"; do
         with_test=1
         # the test suite also drives the TUI in tmux, runs a workload under
         # perf, converts SVG screenshots to PNG and switches to user nobody;
-        # bpftool counts what a churn leaves in the kernel's maps; htop is
-        # the anchor of bench/scale.sh
-        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool htop) ;;
+        # bpftool counts what a churn leaves in the kernel's maps; bpftrace
+        # runs runqlat's logic as the run-queue wait oracle; htop is the
+        # anchor of bench/scale.sh
+        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool bpftrace htop) ;;
     --matrix)
         # scripts/kernel-matrix.sh: other kernels under QEMU, an initramfs
         # with a static busybox

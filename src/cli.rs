@@ -123,6 +123,11 @@ pub struct LiveArgs {
     /// Fail instead of falling back to /proc when BPF cannot load
     #[arg(long)]
     pub require_bpf: bool,
+    /// Take run-queue waits from the kernel's run_delay instead of timing
+    /// them from the wakeup: cheaper per switch, but a wait whose wakeup
+    /// preempted the CPU's current task then reads 0
+    #[arg(long)]
+    pub run_delay_waits: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -367,4 +372,9 @@ pub struct ServeArgs {
     pub require_bpf: bool,
     #[command(flatten)]
     pub incidents: TriggerArgs,
+    /// Take run-queue waits from the kernel's run_delay instead of timing
+    /// them from the wakeup: cheaper per switch, but a wait whose wakeup
+    /// preempted the CPU's current task then reads 0
+    #[arg(long)]
+    pub run_delay_waits: bool,
 }

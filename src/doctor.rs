@@ -92,6 +92,7 @@ pub fn run() -> anyhow::Result<()> {
         pid_filter: vec![],
         force_procfs: false,
         require_bpf: false,
+        run_delay_waits: false,
     };
     let src = LiveSource::open(&opts)?;
     let host = src.host();

@@ -29,6 +29,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         pid_filter: cli.live.pids.clone(),
         force_procfs: cli.live.procfs,
         require_bpf: cli.live.require_bpf,
+        run_delay_waits: cli.live.run_delay_waits,
     };
     if cli.history != schedtop::ui::history::DEFAULT_WINDOW_NS && cli.command.is_some() {
         anyhow::bail!("--history is for the live view (schedtop --history 10m)");
@@ -73,6 +74,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     pid_filter: a.pids,
                     force_procfs: a.procfs,
                     require_bpf: a.require_bpf,
+                    run_delay_waits: a.run_delay_waits,
                 },
                 export: schedtop::export::openmetrics::ExportOptions {
                     top: a.top,

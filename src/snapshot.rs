@@ -194,6 +194,7 @@ pub fn run(a: &SnapshotArgs) -> Result<()> {
                 pid_filter: a.live.pids.clone(),
                 force_procfs: a.live.procfs,
                 require_bpf: a.live.require_bpf,
+                run_delay_waits: a.live.run_delay_waits,
             };
             live(&opts, Duration::from_nanos(d), &plan)?
         }

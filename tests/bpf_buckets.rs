@@ -1,12 +1,12 @@
 //! The probe's bucketing, run in the kernel: bpf/schedtop.bpf.c's
-//! hist_slot() and rq_slot() are executed through BPF_PROG_TEST_RUN and
+//! fine_slot() (bpf/hist_slot.h) and rq_slot() are executed through BPF_PROG_TEST_RUN and
 //! compared with the plain definitions user space reads the slots by
-//! (model/hist.rs slot_of_us, model/rates.rs rq_slot_low).
+//! (model/hist.rs slot_of_ns, model/rates.rs rq_slot_low).
 mod common;
 
 use common::cannot_run;
 use schedtop::collect::bpf::BucketCode;
-use schedtop::model::hist::{slot_of_us, HIST_SLOTS};
+use schedtop::model::hist::{octave_of_us, slot_low_ns, slot_of_ns, HIST_SLOTS};
 use schedtop::model::rates::rq_slot_low;
 
 fn code() -> Option<BucketCode> {
@@ -23,17 +23,25 @@ fn code() -> Option<BucketCode> {
 }
 
 #[test]
-fn hist_slot_in_the_kernel_matches_the_definition() {
+fn fine_slot_in_the_kernel_matches_the_definition() {
     let Some(code) = code() else {
         return;
     };
-    // every edge: k us and k us +- 1 ns for each power of two k
-    let mut inputs = vec![0u64, 1, 999, 1000, 1001, 1999, 2000, u64::MAX];
-    for slot in 0..HIST_SLOTS as u32 + 4 {
-        let us = 1u64 << slot;
-        for d in [0u64, 1] {
-            inputs.push((us * 1000).saturating_sub(d));
-            inputs.push(us * 1000 + d);
+    // every bucket edge and its neighbours, across the whole range
+    let mut inputs = vec![0u64, 1, 249, 250, 999, 1000, 1001, u64::MAX, u64::MAX - 1];
+    for slot in 0..HIST_SLOTS {
+        let low = slot_low_ns(slot);
+        inputs.extend([low.saturating_sub(1), low, low + 1]);
+    }
+    // octave edges far past the last slot (where 1000 << k would overflow)
+    for k in 0..64 {
+        let p = 1u64 << k;
+        inputs.extend([p - 1, p, p.saturating_add(1)]);
+        for j in 0..4u64 {
+            if let Some(cut) = (1000u64.checked_shl(k)).filter(|c| c >> k == 1000) {
+                let cut = cut.saturating_add(j * (250u64 << k.min(60)));
+                inputs.extend([cut.saturating_sub(1), cut, cut.saturating_add(1)]);
+            }
         }
     }
     // and spread values over every magnitude
@@ -45,8 +53,10 @@ fn hist_slot_in_the_kernel_matches_the_definition() {
         inputs.push(x >> (x % 64));
     }
     for ns in inputs {
-        let got = code.hist_slot(ns).unwrap() as usize;
-        assert_eq!(got, slot_of_us(ns / 1000), "hist_slot({ns} ns)");
+        let got = code.fine_slot(ns).unwrap() as usize;
+        assert_eq!(got, slot_of_ns(ns), "fine_slot({ns} ns)");
+        // folds back to bpftrace's hist() of whole microseconds
+        assert_eq!(got >> 2, octave_of_us(ns / 1000), "octave of {ns} ns");
     }
 }
 

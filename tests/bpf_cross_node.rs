@@ -37,7 +37,7 @@ fn moves_between_nodes_of_the_given_topology_all_cross() {
             })
             .collect(),
     };
-    let mut src = match BpfSource::start(topology, vec![getpid()], false) {
+    let mut src = match BpfSource::start(topology, vec![getpid()], false, false) {
         Ok(s) => s,
         Err(e) => {
             assert!(

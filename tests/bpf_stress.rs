@@ -76,7 +76,7 @@ fn stress(storage: Storage) {
     let (a, b) = (cpus[0], cpus[1]);
     let topology = read_topology(std::path::Path::new("/sys")).unwrap();
     let pid = getpid();
-    let mut src = match BpfSource::start_with(topology, vec![pid], false, Some(storage)) {
+    let mut src = match BpfSource::start_with(topology, vec![pid], false, Some(storage), false) {
         Ok(s) => s,
         Err(e) => {
             if std::env::var("SCHEDTOP_REQUIRE_BPF").as_deref() == Ok("1") {

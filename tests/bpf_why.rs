@@ -18,7 +18,7 @@ use schedtop::model::{Sample, ThreadSample};
 fn source() -> Option<BpfSource> {
     let topology =
         schedtop::collect::topology::read_topology(std::path::Path::new("/sys")).unwrap();
-    match BpfSource::start(topology, vec![getpid()], false) {
+    match BpfSource::start(topology, vec![getpid()], false, false) {
         Ok(s) => Some(s),
         Err(e) => {
             assert!(

@@ -35,6 +35,7 @@ fn the_ui_fixtures() {
     assert_consistent("bpf", &fixtures::samples(SourceKind::Bpf));
     assert_consistent("procfs", &fixtures::samples(SourceKind::Procfs));
     assert_consistent("hostile", &fixtures::hostile_samples());
+    assert_consistent("worker pool", &fixtures::worker_pool_samples());
     for (nodes, per) in [(1, 2), (2, 4), (16, 8)] {
         let t = fixtures::numa_topology(nodes, per);
         assert_consistent(&format!("numa {nodes}x{per}"), &fixtures::numa_samples(&t));
@@ -86,7 +87,7 @@ fn the_check_catches_what_the_fixtures_once_had() {
     let before = a.threads.iter().find(|t| t.tid == 2211).unwrap();
     t.oncpu_ns = before.oncpu_ns + 480_000_000;
     let mut h = before.slice_hist.clone().unwrap();
-    h.add_at(11, 1030);
+    h.add_at(11 * 4, 1030); // [1024, 1280) us
     t.slice_hist = Some(h);
     let v = check_all(&[a.clone(), b.clone()]);
     assert!(

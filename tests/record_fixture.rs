@@ -59,10 +59,17 @@ fn fixture_values() {
     assert_eq!((t.tid, t.pid, t.comm.as_str()), (1004, 1000, "worker-4"));
     assert_eq!((t.voluntary, t.involuntary), (9, 3));
     assert_eq!((t.oncpu_ns, t.wait_ns), (2_697_608, 351_263));
-    assert_eq!(
-        t.slice_hist.as_ref().unwrap().nonzero_pairs(),
-        vec![[128, 8], [256, 4]]
-    );
+    // written before the sub-buckets: read, and kept, as whole octaves
+    let h = t.slice_hist.as_ref().unwrap();
+    assert!(h.octaves_only);
+    let pairs: Vec<(f64, u64)> = h
+        .nonzero_pairs()
+        .iter()
+        .map(|p| (p.low_us(), p.count))
+        .collect();
+    assert_eq!(pairs, vec![(128.0, 8), (256.0, 4)]);
+    // a quantile spans the octave, as the old recording only knew that much
+    assert_eq!(h.quantile_us(1.0), Some(512));
     let t = &r.sample(10).unwrap().threads[3];
     assert_eq!((t.tid, t.involuntary, t.oncpu_ns), (1006, 4, 8_061_934));
     assert_eq!(t.migrations, Some(2));

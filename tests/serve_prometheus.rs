@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use schedtop::model::hist::{slot_high_us, slot_low_us, HIST_SLOTS};
+use schedtop::model::hist::{octave_high_us, octave_low_us, octave_of_us, HIST_OCTAVES};
 
 /// A process group killed however the test ends.
 struct Group(Child);
@@ -97,15 +97,15 @@ fn quantile(q: f64, per_slot: &[u64]) -> f64 {
     let mut cum = 0u64;
     for (slot, &c) in per_slot.iter().enumerate() {
         if (cum + c) as f64 >= rank && c > 0 {
-            let Some(upper_us) = slot_high_us(slot) else {
+            let Some(upper_us) = octave_high_us(slot) else {
                 // the open last bucket: Prometheus answers its lower bound
-                return slot_low_us(slot) as f64 / 1e6;
+                return octave_low_us(slot) as f64 / 1e6;
             };
             let upper = upper_us as f64 / 1e6;
             let lower = if slot == 0 {
                 0.0
             } else {
-                slot_low_us(slot) as f64 / 1e6
+                octave_low_us(slot) as f64 / 1e6
             };
             return lower + (upper - lower) * (rank - cum as f64) / c as f64;
         }
@@ -326,7 +326,7 @@ fn prometheus_scrapes_and_agrees_with_batch() {
     // the same window from --batch
     let text = std::fs::read_to_string(&batch_out).unwrap();
     let (mut vol, mut secs) = (0.0, 0.0);
-    let mut slots = vec![0u64; HIST_SLOTS];
+    let mut slots = vec![0u64; HIST_OCTAVES];
     for line in text.lines() {
         let Ok(r) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
@@ -340,12 +340,10 @@ fn prometheus_scrapes_and_agrees_with_batch() {
         for t in r["threads"].as_array().unwrap() {
             vol += t["voluntary_per_s"].as_f64().unwrap_or(0.0) * dt;
             for pair in t["wait_hist_us"].as_array().into_iter().flatten() {
-                let low = pair[0].as_u64().unwrap();
-                let slot = if low == 0 {
-                    0
-                } else {
-                    low.trailing_zeros() as usize + 1
-                };
+                // sub-bucket lower bounds (fractions below 4 us) fold
+                // into the exporter's octaves
+                let low = pair[0].as_f64().unwrap();
+                let slot = octave_of_us(low as u64);
                 slots[slot] += pair[1].as_u64().unwrap();
             }
         }

@@ -105,6 +105,7 @@ fn two_samples(n: &Niced) -> (schedtop::model::HostInfo, Sample, Sample) {
         pid_filter: vec![common::getpid()],
         force_procfs: true,
         require_bpf: false,
+        run_delay_waits: false,
     };
     let mut src = schedtop::collect::LiveSource::open(&opts).unwrap();
     let a = src.sample().unwrap();

@@ -67,7 +67,7 @@ fn detail_with_both_histograms() {
         assert!(s.contains("on-CPU slice (us)"));
         assert!(s.contains("run-queue latency (us)"));
         assert!(s.contains("thread 2211 ffmpeg:enc0"));
-        assert!(s.contains("[1K, 2K)"));
+        assert!(s.contains("[5K, 6K)"), "a sub-bucket of the wait histogram");
         assert!(s.contains("@@@"));
         assert!(s.contains("last interval"));
     }
@@ -291,4 +291,36 @@ fn follow_inverted_sort_and_feed_error() {
             .rfind(|l| l.trim_start().starts_with(char::is_numeric));
         assert!(last_row.unwrap().contains("ffmpeg:enc4"), "{s}");
     }
+}
+
+#[test]
+fn similar_threads_show_p99s_that_differ_where_their_histograms_do() {
+    // 24 workers with the same rates whose wait tails sit a quarter octave
+    // apart: whole-octave p99s would read alike in groups of four
+    let screens = snap("worker_pool", |w, h| {
+        fixtures::app_with(
+            fixtures::host(SourceKind::Bpf),
+            fixtures::worker_pool_samples(),
+            w,
+            h,
+        )
+    });
+    let mut seen = Vec::new();
+    for s in &screens {
+        let header = s.lines().find(|l| l.contains("P99WAIT")).unwrap();
+        let col = header
+            .split_whitespace()
+            .position(|c| c == "P99WAIT")
+            .unwrap();
+        let p99s: std::collections::BTreeSet<&str> = s
+            .lines()
+            .filter(|l| l.contains("worker-"))
+            .filter_map(|l| l.split_whitespace().nth(col))
+            .collect();
+        let rows = s.lines().filter(|l| l.contains("worker-")).count();
+        assert_eq!(p99s.len(), rows, "P99WAIT values {p99s:?}");
+        seen.push(rows);
+    }
+    // the large screen holds the whole pool: 24 different p99s
+    assert_eq!(seen, [18, 24]);
 }

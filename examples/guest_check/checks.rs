@@ -47,15 +47,21 @@ pub fn source(src: &LiveSource) -> Outcome {
 /// Spinners and sleepers on one CPU, frozen with SIGSTOP before the last
 /// drain: per thread, voluntary/involuntary must equal /proc exactly, and
 /// (born after the probes attached) the slice histogram must hold one entry
-/// per switch-out the kernel counted. Returns (switch counts, histograms).
-pub fn switches_and_histograms(src: &mut LiveSource, cpu: usize) -> (Outcome, Outcome) {
+/// per switch-out the kernel counted. And the waits split by kind: each
+/// switch-out accounts the wait before its slice, which began at a wakeup
+/// after a voluntary switch-out (or the thread's start) and at a preemption
+/// after an involuntary one; the last switch-out (the stop) is voluntary,
+/// so per thread the wakeup waits equal the voluntary switches and the
+/// preempted waits the involuntary ones, exactly. Returns (switch counts,
+/// histograms, wait split).
+pub fn switches_and_histograms(src: &mut LiveSource, cpu: usize) -> (Outcome, Outcome, Outcome) {
     match frozen_counts(src, cpu) {
         Ok(r) => r,
-        Err(e) => (Err(e.clone()), Err(e)),
+        Err(e) => (Err(e.clone()), Err(e.clone()), Err(e)),
     }
 }
 
-fn frozen_counts(src: &mut LiveSource, cpu: usize) -> Result<(Outcome, Outcome), String> {
+fn frozen_counts(src: &mut LiveSource, cpu: usize) -> Result<(Outcome, Outcome, Outcome), String> {
     let mix = Mix {
         spinners: 2,
         sleepers: 2,
@@ -82,6 +88,7 @@ fn frozen_counts(src: &mut LiveSource, cpu: usize) -> Result<(Outcome, Outcome),
     }
     let (mut bad_counts, mut bad_hist) = (Vec::new(), Vec::new());
     let (mut vol, mut inv, mut hist_sum) = (0, 0, 0);
+    let (mut bad_split, mut wake_sum, mut pre_sum) = (Vec::new(), 0, 0);
     for (&tid, &(v, i)) in tids.iter().zip(&proc_after) {
         let Some(t) = s.thread(tid) else {
             bad_counts.push(format!("{tid} missing"));
@@ -94,6 +101,16 @@ fn frozen_counts(src: &mut LiveSource, cpu: usize) -> Result<(Outcome, Outcome),
                 "{tid}: schedtop {}/{} /proc {v}/{i}",
                 t.voluntary, t.involuntary
             ));
+        }
+        let n = |h: &Option<schedtop::model::Log2Hist>| h.as_ref().map(|h| h.total());
+        match (n(&t.wakeup_wait_hist), n(&t.preempt_wait_hist)) {
+            (Some(w), Some(p)) if (w, p) == (v, i) => {
+                wake_sum += w;
+                pre_sum += p;
+            }
+            (w, p) => bad_split.push(format!(
+                "{tid}: waits after wakeup {w:?} / preemption {p:?}, switches {v}/{i}"
+            )),
         }
         match &t.slice_hist {
             Some(h) if h.total() == v + i => hist_sum += h.total(),
@@ -128,7 +145,16 @@ fn frozen_counts(src: &mut LiveSource, cpu: usize) -> Result<(Outcome, Outcome),
     } else {
         Err(bad_hist.join("; "))
     };
-    Ok((counts, hists))
+    let split = if let Err(e) = need_bpf(src) {
+        Err(e)
+    } else if bad_split.is_empty() {
+        Ok(format!(
+            "waits after a wakeup {wake_sum} = voluntary {vol}, after a preemption {pre_sum} = involuntary {inv}"
+        ))
+    } else {
+        Err(bad_split.join("; "))
+    };
+    Ok((counts, hists, split))
 }
 
 /// K spinners and a sleeper pinned to `cpu`: K-1 tasks wait there.

@@ -84,6 +84,7 @@ fn main() {
         pid_filter: vec![],
         force_procfs: false,
         require_bpf: false,
+        run_delay_waits: false,
     };
     let mut src = match LiveSource::open(&opts) {
         Ok(s) => s,
@@ -99,9 +100,10 @@ fn main() {
         .last()
         .map_or(0, |c| c.cpu as usize);
     report.record("source", checks::source(&src));
-    let (counts, hists) = checks::switches_and_histograms(&mut src, last_cpu);
+    let (counts, hists, split) = checks::switches_and_histograms(&mut src, last_cpu);
     report.record("switch counts", counts);
     report.record("slice histogram", hists);
+    report.record("wait split", split);
     for k in [1, 3] {
         report.run(&format!("run-queue length K={k}"), || {
             checks::runqueue(&mut src, last_cpu, k)

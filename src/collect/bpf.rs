@@ -53,8 +53,21 @@ pub struct BpfSource {
 
 impl BpfSource {
     /// Load and attach. Errors say why BPF is not available.
-    pub fn start(topology: Topology, pid_filter: Vec<u32>, runqueue_sampler: bool) -> Result<Self> {
-        Self::start_with(topology, pid_filter, runqueue_sampler, None)
+    /// `run_delay_waits`: waits from the kernel's run_delay (cheaper),
+    /// not timed from the wakeup.
+    pub fn start(
+        topology: Topology,
+        pid_filter: Vec<u32>,
+        runqueue_sampler: bool,
+        run_delay_waits: bool,
+    ) -> Result<Self> {
+        Self::start_with(
+            topology,
+            pid_filter,
+            runqueue_sampler,
+            None,
+            run_delay_waits,
+        )
     }
 
     /// [`start`](Self::start), keeping per-thread state where `storage`
@@ -65,6 +78,7 @@ impl BpfSource {
         pid_filter: Vec<u32>,
         runqueue_sampler: bool,
         storage: Option<Storage>,
+        run_delay_waits: bool,
     ) -> Result<Self> {
         let Loaded {
             skel,
@@ -72,7 +86,7 @@ impl BpfSource {
             mut features,
             rq_unavailable,
             attach_ns,
-        } = load(&topology, storage)?;
+        } = load(&topology, storage, !run_delay_waits)?;
 
         // attach the tracepoints one by one: the perf_event program is attached per CPU below
         let attach_failed = "attaching the scheduler tracepoints";
@@ -80,6 +94,16 @@ impl BpfSource {
         skel.links.handle_switch = Some(skel.progs.handle_switch.attach().context(attach_failed)?);
         skel.links.handle_migrate =
             Some(skel.progs.handle_migrate.attach().context(attach_failed)?);
+        if !run_delay_waits {
+            skel.links.handle_wakeup =
+                Some(skel.progs.handle_wakeup.attach().context(attach_failed)?);
+            skel.links.handle_wakeup_new = Some(
+                skel.progs
+                    .handle_wakeup_new
+                    .attach()
+                    .context(attach_failed)?,
+            );
+        }
         let iter_link = skel
             .progs
             .dump_threads
@@ -259,8 +283,21 @@ impl BpfSource {
                 wait_ns: s.wait_ns,
                 migrations: Some(s.migrations),
                 cross_node_migrations: Some(s.cross_node_migrations),
-                slice_hist: Some(Log2Hist::from_counts(s.slice_hist.iter().copied())),
-                wait_hist: Some(Log2Hist::from_counts(s.wait_hist.iter().copied())),
+                slice_hist: Some(Log2Hist::from_counts(
+                    s.slice_hist.iter().map(|&c| u64::from(c)),
+                )),
+                wait_hist: Some(Log2Hist::from_counts(
+                    s.wakeup_wait_hist
+                        .iter()
+                        .zip(&s.preempt_wait_hist)
+                        .map(|(&w, &p)| u64::from(w) + u64::from(p)),
+                )),
+                wakeup_wait_hist: Some(Log2Hist::from_counts(
+                    s.wakeup_wait_hist.iter().map(|&c| u64::from(c)),
+                )),
+                preempt_wait_hist: Some(Log2Hist::from_counts(
+                    s.preempt_wait_hist.iter().map(|&c| u64::from(c)),
+                )),
                 // every thread alive at the previous drain is in that Sample;
                 // one started since began from zero
                 baseline: new.then(Baseline::default),

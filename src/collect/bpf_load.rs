@@ -53,7 +53,7 @@ fn task_storage_supported() -> bool {
 }
 
 /// Room in the tid-keyed map: the kernel's own limit on threads, within
-/// what preallocating costs (~700 bytes an entry).
+/// what preallocating costs (~1.6 KB an entry: 65,536 entries are ~100 MB).
 fn tid_map_entries() -> u32 {
     std::fs::read_to_string("/proc/sys/kernel/threads-max")
         .ok()
@@ -62,7 +62,12 @@ fn tid_map_entries() -> u32 {
         .clamp(4096, 65536)
 }
 
-fn open_and_load(nr_cpus: u32, storage: Storage, attach_ns: u64) -> Result<SchedtopSkel<'static>> {
+fn open_and_load(
+    nr_cpus: u32,
+    storage: Storage,
+    attach_ns: u64,
+    wait_from_wakeup: bool,
+) -> Result<SchedtopSkel<'static>> {
     // The skeleton borrows its object storage for its whole life; the
     // source lives until the process ends, so the storage is leaked once.
     let object: &'static mut MaybeUninit<libbpf_rs::OpenObject> =
@@ -74,6 +79,7 @@ fn open_and_load(nr_cpus: u32, storage: Storage, attach_ns: u64) -> Result<Sched
         ro.nr_cpus = nr_cpus;
         ro.attach_ns = attach_ns;
         ro.use_task_storage = (storage == Storage::TaskStorage) as u32;
+        ro.wait_from_wakeup = wait_from_wakeup as u32;
         // which hierarchy's cgroup the iterator reports: the one with the
         // cpu controller (its quota throttles the thread)
         let layout = super::cgroupfs::CgroupLayout::discover(
@@ -156,7 +162,11 @@ fn rq_fields(bits: u32) -> &'static str {
 
 /// Load with per-thread state where the kernel allows (`storage` None), or
 /// in the place given.
-pub fn load(topology: &Topology, storage: Option<Storage>) -> Result<Loaded> {
+pub fn load(
+    topology: &Topology,
+    storage: Option<Storage>,
+    wait_from_wakeup: bool,
+) -> Result<Loaded> {
     let nr_cpus = libbpf_rs::num_possible_cpus().context("counting possible CPUs")? as u32;
     let nr_cpus = nr_cpus.max(topology.cpu_slots()).max(1);
     let attach_ns = monotonic_ns();
@@ -164,10 +174,10 @@ pub fn load(topology: &Topology, storage: Option<Storage>) -> Result<Loaded> {
     let forced_tid_map = storage == Some(Storage::TidHash)
         || std::env::var_os("SCHEDTOP_BPF_STORAGE").is_some_and(|v| v == "tid-map");
     let (skel, storage, storage_note) = if task_storage_supported() && !forced_tid_map {
-        match open_and_load(nr_cpus, Storage::TaskStorage, attach_ns) {
+        match open_and_load(nr_cpus, Storage::TaskStorage, attach_ns, wait_from_wakeup) {
             Ok(skel) => (skel, Storage::TaskStorage, "task storage".to_string()),
             // some other refusal of task storage: the fallback may still load
-            Err(e) => match open_and_load(nr_cpus, Storage::TidHash, attach_ns) {
+            Err(e) => match open_and_load(nr_cpus, Storage::TidHash, attach_ns, wait_from_wakeup) {
                 Ok(skel) => (
                     skel,
                     Storage::TidHash,
@@ -178,7 +188,7 @@ pub fn load(topology: &Topology, storage: Option<Storage>) -> Result<Loaded> {
         }
     } else {
         (
-            open_and_load(nr_cpus, Storage::TidHash, attach_ns)?,
+            open_and_load(nr_cpus, Storage::TidHash, attach_ns, wait_from_wakeup)?,
             Storage::TidHash,
             if forced_tid_map {
                 "tid-keyed map (chosen by the caller)".to_string()
@@ -218,7 +228,13 @@ pub fn load(topology: &Topology, storage: Option<Storage>) -> Result<Loaded> {
     features.set(
         Feature::Histograms,
         true,
-        "slice and run-queue wait, from the kernel's own per-task accounting",
+        if wait_from_wakeup {
+            "CPU time per slice (the kernel's accounting); run-queue waits timed from \
+             sched_wakeup or a preemption to the switch-in, split by kind"
+        } else {
+            "CPU time per slice; run-queue waits from sched_info.run_delay \
+             (--run-delay-waits: 0 when a wakeup preempted the CPU's current task)"
+        },
     );
     features.set(
         Feature::Migrations,
@@ -264,7 +280,7 @@ impl BucketCode {
             Storage::TidHash
         };
         Ok(BucketCode {
-            skel: open_and_load(1, storage, 0)?,
+            skel: open_and_load(1, storage, 0, true)?,
         })
     }
 
@@ -280,9 +296,9 @@ impl BucketCode {
             .return_value)
     }
 
-    /// bpf/schedtop.bpf.c hist_slot(ns)
-    pub fn hist_slot(&self, ns: u64) -> Result<u32> {
-        Self::run(&self.skel.progs.test_hist_slot, ns)
+    /// bpf/hist_slot.h fine_slot(ns)
+    pub fn fine_slot(&self, ns: u64) -> Result<u32> {
+        Self::run(&self.skel.progs.test_fine_slot, ns)
     }
 
     /// bpf/schedtop.bpf.c rq_slot(len)

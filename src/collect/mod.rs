@@ -39,6 +39,8 @@ pub struct LiveOptions {
     pub force_procfs: bool,
     /// fail instead of falling back (`--require-bpf`, and CI)
     pub require_bpf: bool,
+    /// waits from sched_info.run_delay, not from the wakeup (`--run-delay-waits`)
+    pub run_delay_waits: bool,
 }
 
 enum Inner {
@@ -86,14 +88,18 @@ impl LiveSource {
         };
         let attempt = match reason {
             Some(r) => Err(r),
-            None => {
-                BpfSource::start(topology.clone(), opts.pid_filter.clone(), true).map_err(|e| {
-                    format!(
-                        "BPF failed to load ({}): /proc counters only; see `schedtop doctor`",
-                        first_line(&format!("{e:#}"))
-                    )
-                })
-            }
+            None => BpfSource::start(
+                topology.clone(),
+                opts.pid_filter.clone(),
+                true,
+                opts.run_delay_waits,
+            )
+            .map_err(|e| {
+                format!(
+                    "BPF failed to load ({}): /proc counters only; see `schedtop doctor`",
+                    first_line(&format!("{e:#}"))
+                )
+            }),
         };
         let (inner, source, degraded_reason) = match attempt {
             Ok(b) => {

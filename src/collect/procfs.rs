@@ -98,6 +98,8 @@ impl ProcfsReader {
                 cross_node_migrations: None,
                 slice_hist: None,
                 wait_hist: None,
+                wakeup_wait_hist: None,
+                preempt_wait_hist: None,
                 baseline: new_since_last.then(Baseline::default),
                 exited: false,
                 attrs: ThreadAttrs {

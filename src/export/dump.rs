@@ -118,7 +118,7 @@ fn csv_value(v: &Value) -> String {
         Value::Hist(h) => h
             .nonzero_pairs()
             .iter()
-            .map(|[lo, n]| format!("{lo}:{n}"))
+            .map(|p| p.to_string())
             .collect::<Vec<_>>()
             .join(" "),
         Value::Flag(b) => b.to_string(),

@@ -4,6 +4,7 @@
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
+use crate::model::hist::HistPair;
 use crate::model::interval::{derive, Row};
 use crate::model::metrics::{self, Value};
 use crate::model::rates::{busy_pct, cpu_intervals, migration_deltas, ThreadInterval};
@@ -54,8 +55,8 @@ pub struct CgroupRecord {
     pub wait_p50_us: Option<u64>,
     pub wait_p99_us: Option<u64>,
     pub slice_p99_us: Option<u64>,
-    pub slice_hist_us: Option<Vec<[u64; 2]>>,
-    pub wait_hist_us: Option<Vec<[u64; 2]>>,
+    pub slice_hist_us: Option<Vec<HistPair>>,
+    pub wait_hist_us: Option<Vec<HistPair>>,
 }
 
 impl From<CgroupRow> for CgroupRecord {

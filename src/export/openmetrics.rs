@@ -12,7 +12,7 @@ use prometheus_client::metrics::MetricType;
 use super::openmetrics_cgroups::cgroup_families;
 use super::openmetrics_encode::{encode, label_text, series_of, Family, Labels, Value};
 use super::openmetrics_totals::{Counts, Totals};
-use crate::model::hist::{slot_high_us, slot_low_us, HIST_SLOTS};
+use crate::model::hist::{octave_high_us, octave_low_us, HIST_OCTAVES};
 
 /// Which levels to export and how much.
 #[derive(Clone, Debug)]
@@ -35,19 +35,19 @@ impl Default for ExportOptions {
     }
 }
 
-fn hist_value(h: &[u64; HIST_SLOTS]) -> Value {
-    let buckets = (0..HIST_SLOTS)
+fn hist_value(h: &[u64; HIST_OCTAVES]) -> Value {
+    let buckets = (0..HIST_OCTAVES)
         .map(|slot| {
-            let le = slot_high_us(slot).map_or(f64::INFINITY, |us| us as f64 / 1e6);
+            let le = octave_high_us(slot).map_or(f64::INFINITY, |us| us as f64 / 1e6);
             (le, h[slot])
         })
         .collect();
-    let sum = (0..HIST_SLOTS)
+    let sum = (0..HIST_OCTAVES)
         .map(|slot| {
             let mid_us = if slot == 0 {
                 0.5
             } else {
-                slot_low_us(slot) as f64 * 1.5
+                octave_low_us(slot) as f64 * 1.5
             };
             h[slot] as f64 * mid_us / 1e6
         })
@@ -82,7 +82,7 @@ impl LevelFamilies {
 
     /// Sample lines `c` adds at this level.
     fn cost(c: &Counts) -> usize {
-        let hist = series_of(&hist_value(&[0; HIST_SLOTS]));
+        let hist = series_of(&hist_value(&[0; HIST_OCTAVES]));
         2 + 2
             + usize::from(c.migrations.is_some())
             + usize::from(c.cross_node_migrations.is_some())
@@ -437,8 +437,9 @@ mod tests {
             wait_ns: 500_000_000,
             migrations: Some(4),
             cross_node_migrations: Some(1),
-            wait_hist: Some(Log2Hist::from_counts([1, 0, 3])),
-            slice_hist: Some(Log2Hist::from_counts([0, 2])),
+            // OpenMetrics buckets are octaves: sub-buckets fold into them
+            wait_hist: Some(Log2Hist::from_counts([1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 2])),
+            slice_hist: Some(Log2Hist::from_counts([0, 0, 0, 0, 0, 2])),
             ..Default::default()
         }
     }
@@ -500,7 +501,7 @@ mod tests {
         );
         assert!(om.contains("schedtop_omitted{level=\"thread\"} 40"), "{om}");
         let per_proc = LevelFamilies::cost(&t.processes[&1].counts);
-        assert_eq!(per_proc, 2 + 2 + 2 + 2 * (HIST_SLOTS + 2));
+        assert_eq!(per_proc, 2 + 2 + 2 + 2 * (HIST_OCTAVES + 2));
         assert!(om.contains(&format!(
             "schedtop_omitted_series{{level=\"process\"}} {}",
             40 * per_proc

@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use crate::model::fasthash::IdMap;
-use crate::model::hist::HIST_SLOTS;
+use crate::model::hist::HIST_OCTAVES;
 use crate::model::pressure::CpuPressure;
 use crate::model::rates::{counter_delta, elapsed_s, index_threads};
 use crate::model::{HostInfo, Log2Hist, Sample, ThreadSample};
@@ -36,8 +36,8 @@ pub struct Counts {
     pub migrations: Option<u64>,
     pub cross_node_migrations: Option<u64>,
     /// run-queue latency per log2 slot (us); None without histograms
-    pub wait_hist: Option<[u64; HIST_SLOTS]>,
-    pub slice_hist: Option<[u64; HIST_SLOTS]>,
+    pub wait_hist: Option<[u64; HIST_OCTAVES]>,
+    pub slice_hist: Option<[u64; HIST_OCTAVES]>,
 }
 
 fn add_opt(total: &mut Option<u64>, now: Option<u64>, before: Option<u64>) {
@@ -48,18 +48,18 @@ fn add_opt(total: &mut Option<u64>, now: Option<u64>, before: Option<u64>) {
 }
 
 fn add_hist(
-    total: &mut Option<[u64; HIST_SLOTS]>,
+    total: &mut Option<[u64; HIST_OCTAVES]>,
     now: &Option<Log2Hist>,
     before: Option<&Log2Hist>,
 ) {
     let Some(now) = now else { return };
-    let t = total.get_or_insert([0; HIST_SLOTS]);
+    let t = total.get_or_insert([0; HIST_OCTAVES]);
     let d = match before {
         Some(b) => now.since(b),
         None => now.clone(),
     };
-    for (slot, c) in t.iter_mut().enumerate() {
-        *c = c.saturating_add(d.get(slot));
+    for (octave, c) in t.iter_mut().enumerate() {
+        *c = c.saturating_add(d.octave(octave));
     }
 }
 
@@ -300,8 +300,8 @@ mod tests {
             wait_ns: invol * 10,
             migrations: Some(vol / 2),
             cross_node_migrations: Some(0),
-            wait_hist: Some(Log2Hist::from_counts([0, invol])),
-            slice_hist: Some(Log2Hist::from_counts([vol])),
+            wait_hist: Some(Log2Hist::from_octaves([0, invol])),
+            slice_hist: Some(Log2Hist::from_octaves([vol])),
             ..Default::default()
         }
     }

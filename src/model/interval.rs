@@ -50,6 +50,9 @@ pub struct Row {
     pub avg_slice_ns: Option<f64>,
     pub p99_slice_us: Option<u64>,
     pub p99_wait_us: Option<u64>,
+    /// p99 of the waits after a wakeup / after a preemption
+    pub p99_wakeup_wait_us: Option<u64>,
+    pub p99_preempt_wait_us: Option<u64>,
     pub migr_s: Option<f64>,
     /// cross-node migrations per second (None where the source cannot see them)
     pub xnode_s: Option<f64>,
@@ -59,6 +62,8 @@ pub struct Row {
     /// the interval's migration causes, block reasons and preemptors (None
     /// where the source has none)
     pub why: Option<WhyCounts>,
+    pub wakeup_wait_hist: Option<Log2Hist>,
+    pub preempt_wait_hist: Option<Log2Hist>,
     /// the thread's settings (a process: its main thread's)
     pub attrs: ThreadAttrs,
     /// the cgroup path (a process: its main thread's); None where unknown
@@ -100,6 +105,8 @@ struct Totals {
     slice_hist: Option<Log2Hist>,
     wait_hist: Option<Log2Hist>,
     why: Option<WhyCounts>,
+    wakeup_wait_hist: Option<Log2Hist>,
+    preempt_wait_hist: Option<Log2Hist>,
 }
 
 impl Totals {
@@ -114,6 +121,8 @@ impl Totals {
             slice_hist: i.slice_hist.clone(),
             wait_hist: i.wait_hist.clone(),
             why: i.why.clone(),
+            wakeup_wait_hist: i.wakeup_wait_hist.clone(),
+            preempt_wait_hist: i.preempt_wait_hist.clone(),
         }
     }
 
@@ -135,6 +144,8 @@ impl Totals {
         if let Some(w) = &o.why {
             self.why.get_or_insert_with(WhyCounts::default).add(w);
         }
+        merge_hist(&mut self.wakeup_wait_hist, &o.wakeup_wait_hist);
+        merge_hist(&mut self.preempt_wait_hist, &o.preempt_wait_hist);
     }
 }
 
@@ -165,6 +176,14 @@ fn fill(row: &mut Row, t: Option<&Totals>, dt: f64) {
     row.avg_slice_ns = (slices > 0).then(|| t.oncpu_ns as f64 / slices as f64);
     row.p99_slice_us = t.slice_hist.as_ref().and_then(|h| h.quantile_us(0.99));
     row.p99_wait_us = t.wait_hist.as_ref().and_then(|h| h.quantile_us(0.99));
+    row.p99_wakeup_wait_us = t
+        .wakeup_wait_hist
+        .as_ref()
+        .and_then(|h| h.quantile_us(0.99));
+    row.p99_preempt_wait_us = t
+        .preempt_wait_hist
+        .as_ref()
+        .and_then(|h| h.quantile_us(0.99));
     row.migr_s = t.migrations.map(|m| ThreadInterval::per_s(m, dt));
     row.xnode_s = t
         .cross_node_migrations
@@ -175,6 +194,8 @@ fn fill(row: &mut Row, t: Option<&Totals>, dt: f64) {
     if let Some(w) = row.why.as_mut() {
         w.label();
     }
+    row.wakeup_wait_hist = t.wakeup_wait_hist.clone();
+    row.preempt_wait_hist = t.preempt_wait_hist.clone();
 }
 
 fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
@@ -199,11 +220,15 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         avg_slice_ns: None,
         p99_slice_us: None,
         p99_wait_us: None,
+        p99_wakeup_wait_us: None,
+        p99_preempt_wait_us: None,
         migr_s: None,
         xnode_s: None,
         slice_hist: None,
         wait_hist: None,
         why: None,
+        wakeup_wait_hist: None,
+        preempt_wait_hist: None,
         attrs: ThreadAttrs::default(),
         cgroup: None,
         cgroup_name: None,
@@ -344,6 +369,8 @@ pub fn since_start(
             slice_hist: t.slice_hist.clone(),
             wait_hist: t.wait_hist.clone(),
             why: None,
+            wakeup_wait_hist: t.wakeup_wait_hist.clone(),
+            preempt_wait_hist: t.preempt_wait_hist.clone(),
             anomalies: 0,
         });
         total.add(&Totals::from_interval(&iv));

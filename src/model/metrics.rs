@@ -230,7 +230,7 @@ pub static METRICS: &[Metric] = &[
         column: col("AVGSLICE", 8, 5),
         field: None,
         get: |r| opt_f(r.avg_slice_ns),
-        help: None,
+        help: Some("SLICE columns: CPU time per slice (a wall-clock one adds steal, IRQs)"),
     },
     Metric {
         key: "p99_slice",
@@ -238,7 +238,7 @@ pub static METRICS: &[Metric] = &[
         column: col("P99SLICE", 8, 6),
         field: None,
         get: |r| opt_u(r.p99_slice_us),
-        help: Some("P99 columns: upper bound of the log2 bucket holding the 99th percentile"),
+        help: Some("P99 columns: interpolated within a bucket a quarter octave wide"),
     },
     Metric {
         key: "p99_wait",
@@ -246,7 +246,23 @@ pub static METRICS: &[Metric] = &[
         column: col("P99WAIT", 7, 4),
         field: None,
         get: |r| opt_u(r.p99_wait_us),
-        help: Some("P99WAIT: run-queue latency, runnable but waiting for a CPU"),
+        help: Some("P99WAIT: runnable (woken or preempted) until on CPU, as runqlat measures"),
+    },
+    Metric {
+        key: "p99_wakeup_wait",
+        unit: Unit::Microseconds,
+        column: col("WAKEP99", 7, 14),
+        field: None,
+        get: |r| opt_u(r.p99_wakeup_wait_us),
+        help: Some("WAKEP99 / PREEMPTP99: the waits that began at a wakeup / a preemption"),
+    },
+    Metric {
+        key: "p99_preempt_wait",
+        unit: Unit::Microseconds,
+        column: col("PREEMPTP99", 10, 15),
+        field: None,
+        get: |r| opt_u(r.p99_preempt_wait_us),
+        help: None,
     },
     field("oncpu_ns", Unit::Nanoseconds, |r| opt_u(r.oncpu_ns)),
     field("wait_ns", Unit::Nanoseconds, |r| opt_u(r.wait_ns)),
@@ -272,6 +288,12 @@ pub static METRICS: &[Metric] = &[
     },
     field("slice_hist_us", Unit::Histogram, |r| hist(&r.slice_hist)),
     field("wait_hist_us", Unit::Histogram, |r| hist(&r.wait_hist)),
+    field("wakeup_wait_hist_us", Unit::Histogram, |r| {
+        hist(&r.wakeup_wait_hist)
+    }),
+    field("preempt_wait_hist_us", Unit::Histogram, |r| {
+        hist(&r.preempt_wait_hist)
+    }),
     field("exited", Unit::Flag, |r| Value::Flag(r.exited)),
     Metric {
         key: "nice",

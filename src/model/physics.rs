@@ -3,7 +3,9 @@
 //! from them cannot hide unit or scale errors: a thread cannot complete
 //! more slices than its CPU time allows, CPUs' switches add up to the
 //! system's, an average lies below the 99th percentile's bucket bound.
-use super::hist::{slot_high_us, slot_low_us, Log2Hist};
+use super::hist::{
+    octave_high_us, octave_low_us, slot_high_ns, slot_low_ns, Log2Hist, SUB_BUCKETS,
+};
 use super::rates::{counter_delta, elapsed_s, index_threads, thread_interval};
 use super::Sample;
 
@@ -13,13 +15,27 @@ const SUM_SLACK: f64 = 0.02;
 /// The slices' total duration bounds (µs) from their buckets, and the
 /// longest slice's upper bound.
 fn slice_bounds(h: &Log2Hist) -> (u64, u64, u64) {
+    // (low ns, high ns) of each count's bucket: whole octaves when that is
+    // all a histogram knows (an old recording)
+    let bucket = |slot: usize| -> (u64, Option<u64>) {
+        if h.octaves_only {
+            let o = slot / SUB_BUCKETS;
+            (
+                octave_low_us(o) * 1000,
+                octave_high_us(o).map(|us| us * 1000),
+            )
+        } else {
+            (slot_low_ns(slot), slot_high_ns(slot))
+        }
+    };
     let (mut low, mut high, mut longest) = (0u64, 0u64, 0u64);
     for (slot, &n) in h.counts.iter().enumerate() {
         if n == 0 {
             continue;
         }
-        let hi = slot_high_us(slot).unwrap_or(u64::MAX / 4);
-        low = low.saturating_add(n.saturating_mul(slot_low_us(slot)));
+        let (lo, hi) = bucket(slot);
+        let hi = hi.map_or(u64::MAX / 4, |ns| ns.div_ceil(1000));
+        low = low.saturating_add(n.saturating_mul(lo / 1000));
         high = high.saturating_add(n.saturating_mul(hi));
         longest = longest.max(hi);
     }

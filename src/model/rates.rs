@@ -22,6 +22,8 @@ pub struct ThreadInterval {
     pub wait_hist: Option<Log2Hist>,
     /// migration causes and block reasons (None where the source has none)
     pub why: Option<WhyCounts>,
+    pub wakeup_wait_hist: Option<Log2Hist>,
+    pub preempt_wait_hist: Option<Log2Hist>,
     /// counters and histogram slots of this thread that went down since
     /// its previous Sample (counted as no change; see `counter_delta`)
     pub anomalies: u32,
@@ -111,6 +113,12 @@ pub fn thread_interval(cur: &ThreadSample, prev: Option<&ThreadSample>) -> Optio
                     counter_delta(cur.voluntary, p.voluntary),
                 )
             }),
+            wakeup_wait_hist: hist_delta(&cur.wakeup_wait_hist, Some(&p.wakeup_wait_hist), &mut a),
+            preempt_wait_hist: hist_delta(
+                &cur.preempt_wait_hist,
+                Some(&p.preempt_wait_hist),
+                &mut a,
+            ),
             anomalies: a,
         }),
         None => {
@@ -128,6 +136,8 @@ pub fn thread_interval(cur: &ThreadSample, prev: Option<&ThreadSample>) -> Optio
                     let v = counter_delta(cur.voluntary, b.voluntary);
                     why::interval(w, None, cur.migrations, v)
                 }),
+                wakeup_wait_hist: hist_delta(&cur.wakeup_wait_hist, None, &mut a),
+                preempt_wait_hist: hist_delta(&cur.preempt_wait_hist, None, &mut a),
                 anomalies: a,
             })
         }

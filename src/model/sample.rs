@@ -99,8 +99,15 @@ pub struct ThreadSample {
     pub cross_node_migrations: Option<u64>,
     /// on-CPU slice lengths; None where the source has no histograms.
     pub slice_hist: Option<Log2Hist>,
-    /// run-queue latency
+    /// run-queue wait, from the moment the thread became runnable (a
+    /// wakeup, or a preemption) to its switch-in: the sum of the two below
     pub wait_hist: Option<Log2Hist>,
+    /// the waits that began at a wakeup (the thread had blocked)
+    #[serde(default)]
+    pub wakeup_wait_hist: Option<Log2Hist>,
+    /// the waits that began at a preemption (switched out while runnable)
+    #[serde(default)]
+    pub preempt_wait_hist: Option<Log2Hist>,
     pub baseline: Option<Baseline>,
     /// The thread exited; these are its final counts and it will not appear again.
     pub exited: bool,

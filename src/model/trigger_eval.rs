@@ -208,9 +208,9 @@ mod tests {
     use crate::model::ThreadAttrs;
 
     fn row(id: u32, comm: &str, nvcsw_s: f64, wait_slot: usize) -> Row {
-        let mut counts = vec![0u64; 30];
-        counts[wait_slot] = 100;
-        let wait_hist = Log2Hist { counts };
+        let mut octaves = vec![0u64; 28];
+        octaves[wait_slot] = 100;
+        let wait_hist = Log2Hist::from_octaves(octaves);
         Row {
             key: RowKey::Thread {
                 tid: id,
@@ -235,11 +235,15 @@ mod tests {
             avg_slice_ns: None,
             p99_slice_us: None,
             p99_wait_us: wait_hist.quantile_us(0.99),
+            p99_wakeup_wait_us: None,
+            p99_preempt_wait_us: None,
             migr_s: None,
             xnode_s: None,
             slice_hist: None,
             wait_hist: Some(wait_hist),
             why: None,
+            wakeup_wait_hist: None,
+            preempt_wait_hist: None,
             attrs: ThreadAttrs::default(),
             cgroup: None,
             cgroup_name: None,
@@ -261,11 +265,12 @@ mod tests {
             panic!("no hit");
         };
         assert_eq!(h.iter().map(|x| x.id).collect::<Vec<_>>(), vec![3, 2]);
-        // the p99 of a histogram whose every count is in one slot is that
-        // slot's upper bound, compared in ns
+        // the p99 of a histogram whose every count is in one octave lies
+        // 99 % of the way through it (interpolated), compared in ns
         let t = parse("thread:wait_p99>20ms").unwrap();
-        // slot 20 ends at 2^20 us (1.05 s), slot 14 at 16.4 ms: under 20 ms
-        let want = (1u64 << 20) as f64 * 1e3;
+        // octave 20 is [2^19, 2^20) us: p99 = 2^19 * 1.99 us (1.04 s);
+        // octave 14 ends at 16.4 ms: under 20 ms
+        let want = ((1u64 << 19) as f64 * 1.99).round() * 1e3;
         assert!(want > 20e6);
         let Verdict::Holds(h) = evaluate(&t, &Figures::rows(&d)) else {
             panic!("no hit");
@@ -292,9 +297,7 @@ mod tests {
         let mut idle = d.clone();
         idle.threads.iter_mut().for_each(|r| {
             r.p99_wait_us = None;
-            r.wait_hist = Some(Log2Hist {
-                counts: vec![0; 30],
-            });
+            r.wait_hist = Some(Log2Hist::from_counts([0; 30]));
         });
         assert_eq!(evaluate(&t, &Figures::rows(&idle)), Verdict::Quiet);
     }

@@ -12,6 +12,7 @@ pub(super) use super::codec_budget::Budget;
 pub use super::codec_budget::{decoded_size, MAX_DECODED};
 use super::codec_cgroups::{decode_cgroups, encode_cgroups, has_cgroups};
 use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
+use super::codec_hist::{decode_hist, encode_hist, fine_hists};
 use super::codec_why::{decode_why, encode_why, has_why};
 pub use super::codec_zstd::{compress, decompress, stream_sizes};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
@@ -38,8 +39,16 @@ const F_BASE_WRITTEN: u64 = 1 << 10;
 const F_EXITED: u64 = 1 << 11;
 /// format 2: the thread's attributes follow in meta (codec_attrs.rs)
 const F_ATTRS: u64 = 1 << 12;
+/// format 4: the histograms hold four sub-buckets per octave (model/hist.rs);
+/// without it they are per-octave counts (format 3 and older, or a
+/// histogram that only ever knew octaves)
+const F_FINE: u64 = 1 << 13;
+/// format 4: the waits split by how they began (after a wakeup / after a
+/// preemption), each a histogram after the combined one
+const F_WAKE: u64 = 1 << 14;
+const F_PREEMPT: u64 = 1 << 15;
 
-/// Longest histogram accepted (Log2Hist has 28 slots, run-queue ones ~60).
+/// Longest histogram accepted (Log2Hist has 112 slots, run-queue ones ~60).
 const MAX_HIST: usize = 4096;
 /// Slots up to this many are written sparsely (bitmap of changed slots).
 const SPARSE_HIST: usize = 64;
@@ -333,6 +342,15 @@ pub(super) fn encode_threads(
         if t.wait_hist.is_some() {
             f |= F_WAIT;
         }
+        if t.wakeup_wait_hist.is_some() {
+            f |= F_WAKE;
+        }
+        if t.preempt_wait_hist.is_some() {
+            f |= F_PREEMPT;
+        }
+        if fine_hists(t) {
+            f |= F_FINE;
+        }
         if t.baseline.is_some() {
             f |= F_BASE;
             if r.is_none_or(|r| r.baseline != t.baseline) {
@@ -384,9 +402,17 @@ pub(super) fn encode_threads(
         for (h, rh) in [
             (&t.slice_hist, r.and_then(|r| r.slice_hist.as_ref())),
             (&t.wait_hist, r.and_then(|r| r.wait_hist.as_ref())),
+            (
+                &t.wakeup_wait_hist,
+                r.and_then(|r| r.wakeup_wait_hist.as_ref()),
+            ),
+            (
+                &t.preempt_wait_hist,
+                r.and_then(|r| r.preempt_wait_hist.as_ref()),
+            ),
         ] {
             if let Some(h) = h {
-                encode_counts(&mut s.hist, &h.counts, rh.map(|x| x.counts.as_slice()));
+                encode_hist(&mut s.hist, h, rh, f & F_FINE != 0);
             }
         }
     }
@@ -517,11 +543,12 @@ fn decode_threads(
             if f & bit == 0 {
                 return Ok(None);
             }
-            let counts = decode_counts(&mut hist, rh.map(|h| h.counts.as_slice()), b)?;
-            Ok(Some(Log2Hist { counts }))
+            decode_hist(&mut hist, rh, f & F_FINE != 0, b).map(Some)
         };
         let slice_hist = read_hist(F_SLICE, r.and_then(|r| r.slice_hist.as_ref()))?;
         let wait_hist = read_hist(F_WAIT, r.and_then(|r| r.wait_hist.as_ref()))?;
+        let wakeup_wait_hist = read_hist(F_WAKE, r.and_then(|r| r.wakeup_wait_hist.as_ref()))?;
+        let preempt_wait_hist = read_hist(F_PREEMPT, r.and_then(|r| r.preempt_wait_hist.as_ref()))?;
         threads.push(ThreadSample {
             tid,
             pid,
@@ -537,6 +564,8 @@ fn decode_threads(
             cross_node_migrations,
             slice_hist,
             wait_hist,
+            wakeup_wait_hist,
+            preempt_wait_hist,
             baseline,
             exited: f & F_EXITED != 0,
             attrs,

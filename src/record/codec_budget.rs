@@ -42,6 +42,8 @@ pub fn decoded_size(s: &Sample) -> usize {
                 + t.process_comm.len()
                 + hist(&t.slice_hist)
                 + hist(&t.wait_hist)
+                + hist(&t.wakeup_wait_hist)
+                + hist(&t.preempt_wait_hist)
         })
         .sum();
     let cpus: usize = s

@@ -52,10 +52,8 @@ fn odd_values_round_trip() {
         comm: "\u{1b}[31mred\n".into(),
         start_time_ns: u64::MAX,
         voluntary: u64::MAX,
-        slice_hist: Some(Log2Hist { counts: vec![] }),
-        wait_hist: Some(Log2Hist {
-            counts: (0..100).collect(),
-        }),
+        slice_hist: Some(Log2Hist::default()),
+        wait_hist: Some(Log2Hist::from_counts(0..100)),
         baseline: Some(Baseline::default()),
         exited: true,
         ..Default::default()

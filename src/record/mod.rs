@@ -15,6 +15,7 @@ mod codec_attrs;
 mod codec_budget;
 mod codec_cgroups;
 mod codec_cpus;
+mod codec_hist;
 mod codec_why;
 mod codec_zstd;
 /// Hostile recordings for tests and the fuzz corpus (not in the release binary).

@@ -8,6 +8,7 @@ use crate::model::{
 };
 
 use super::app::{AppState, Mode};
+use crate::model::hist::{slot_high_ns, slot_low_ns, slot_of_ns, HIST_SLOTS, SUB_BUCKETS};
 
 /// Wall clock of the first Sample: 2026-11-21 23:15:00 UTC.
 pub const T0_NS: u64 = 1_795_302_900_000_000_000;
@@ -168,24 +169,47 @@ pub fn host(source: SourceKind) -> HostInfo {
     }
 }
 
-/// `n` events spread around `slot` (30% below, 50% at, 20% above).
+/// `n` events spread around octave `slot`: see `spread_at`.
 pub(crate) fn spread(slot: usize, n: u64) -> Log2Hist {
+    spread_at(slot * SUB_BUCKETS + 1, n)
+}
+
+/// `n` events spread around sub-bucket `slot` (30% two below, 50% at, 20%
+/// two above).
+fn spread_at(slot: usize, n: u64) -> Log2Hist {
     let mut h = Log2Hist::new();
     let below = n * 3 / 10;
     let above = n / 5;
-    h.add_at(slot.saturating_sub(1), below);
+    h.add_at(slot.saturating_sub(2), below);
     h.add_at(slot, n - below - above);
     h.add_at(slot + 2, above);
     h
 }
 
-/// The slot `spread` centres `slices` slices on so that they add up to
-/// `ran_ns` of CPU time: its buckets hold between 0.725 and 1.45 times the
-/// slot's upper bound per slice on average (model/physics.rs checks it).
+/// The sub-bucket `spread_at` centres `slices` slices on so that they add
+/// up to `ran_ns` of CPU time: the spread's lower bounds add up to no more
+/// than that, its upper bounds to no less (model/physics.rs checks it).
 fn slice_slot(ran_ns: u64, slices: u64) -> usize {
-    let avg_us = ran_ns as f64 / 1000.0 / slices.max(1) as f64;
-    let k = (avg_us / 0.725).max(1.0).log2().floor() as usize;
-    k.clamp(2, crate::model::hist::HIST_SLOTS - 3)
+    let slices = slices.max(1);
+    let avg = ran_ns / slices;
+    let bounds = |s: usize| {
+        let (lo, hi) = (slot_low_ns, |s| slot_high_ns(s).unwrap_or(u64::MAX / 8));
+        let low = (3 * lo(s.saturating_sub(2)) + 5 * lo(s) + 2 * lo(s + 2)) / 10;
+        let high = (3 * hi(s.saturating_sub(2)) + 5 * hi(s) + 2 * hi(s + 2)) / 10;
+        (low, high)
+    };
+    let mut s = slot_of_ns(avg).clamp(8, HIST_SLOTS - 3);
+    for _ in 0..8 {
+        let (low, high) = bounds(s);
+        if low > avg && s > 8 {
+            s -= 1;
+        } else if high < avg && s < HIST_SLOTS - 3 {
+            s += 1;
+        } else {
+            break;
+        }
+    }
+    s
 }
 
 fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
@@ -198,7 +222,11 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
     let mut migr = 30;
     let mut last_invol = 0;
     let mut slice = spread(s.slice_slot, 2000);
-    let mut wait = spread(s.wait_slot, 2000);
+    // a wait follows every switch-out: after a voluntary one it begins at
+    // the wakeup, after an involuntary one at the preemption (and lasts
+    // longer: the CPU is busy)
+    let mut wakeup = spread(s.wait_slot, 1500);
+    let mut preempt = spread(s.wait_slot + 1, 500);
     for i in 0..=step {
         let k = if s.pid == 2210 {
             WAVE[i % WAVE.len()]
@@ -211,11 +239,14 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
         last_invol = n;
         let ran_ns = (s.oncpu_ms * 1_000_000).min(1_000_000_000) * k.min(10) / 10;
         oncpu_ns += ran_ns;
-        wait_ns += (v + n) * (1u64 << s.wait_slot) * 1000 / 2;
+        wait_ns += (v + 2 * n) * (1u64 << s.wait_slot) * 1000 / 2;
         migr += s.migr * k / 10;
-        slice.merge(&spread(slice_slot(ran_ns, v + n), v + n));
-        wait.merge(&spread(s.wait_slot, v + n));
+        slice.merge(&spread_at(slice_slot(ran_ns, v + n), v + n));
+        wakeup.merge(&spread(s.wait_slot, v));
+        preempt.merge(&spread(s.wait_slot + 1, n));
     }
+    let mut wait = wakeup.clone();
+    wait.merge(&preempt);
     ThreadSample {
         tid: s.tid,
         pid: s.pid,
@@ -231,6 +262,8 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
         cross_node_migrations: bpf.then_some(migr / 4),
         slice_hist: bpf.then_some(slice),
         wait_hist: bpf.then_some(wait),
+        wakeup_wait_hist: bpf.then_some(wakeup),
+        preempt_wait_hist: bpf.then_some(preempt),
         baseline: None,
         exited: false,
         // -5, 0 or 5: a mix, as renice leaves a machine
@@ -409,4 +442,6 @@ pub fn app(source: SourceKind, width: u16, height: u16) -> AppState {
 
 mod cgroups;
 mod numa;
+mod workers;
 pub use numa::*;
+pub use workers::*;

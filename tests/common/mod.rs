@@ -23,11 +23,17 @@ pub fn serial() -> MutexGuard<'static, ()> {
 /// A BPF source, or None (test skipped) where BPF truly cannot load. CI sets
 /// SCHEDTOP_REQUIRE_BPF=1, which turns that skip into a failure.
 pub fn bpf_source(pids: Vec<u32>) -> Option<LiveSource> {
+    bpf_source_with(pids, false)
+}
+
+/// `bpf_source`, with waits from the kernel's run_delay when asked.
+pub fn bpf_source_with(pids: Vec<u32>, run_delay_waits: bool) -> Option<LiveSource> {
     let opts = LiveOptions {
         interval_ns: 1_000_000_000,
         pid_filter: pids,
         force_procfs: false,
         require_bpf: true,
+        run_delay_waits,
     };
     match LiveSource::open(&opts) {
         Ok(s) => Some(s),

@@ -64,7 +64,7 @@ fn hist_block(f: &mut Frame, area: Rect, name: &str, h: Option<&Log2Hist>, why_n
     let mut lines = vec![Line::styled(format!("{name} (us)"), theme::title())];
     let rows = usize::from(area.height.saturating_sub(1));
     match h {
-        Some(h) => lines.extend(hist::lines(h, area.width, rows)),
+        Some(h) => lines.extend(hist::lines(h, false, area.width, rows)),
         None => lines.push(Line::styled(why_none, theme::exited())),
     }
     f.render_widget(Paragraph::new(lines), area);
@@ -176,7 +176,7 @@ pub fn wanted_height(app: &AppState) -> u16 {
     }
     let (slice, wait) = hists(app, r);
     let rows = slice
-        .map_or(1, hist::rows_needed)
-        .max(wait.map_or(1, hist::rows_needed));
+        .map_or(1, |h| hist::rows_needed(h, false))
+        .max(wait.map_or(1, |h| hist::rows_needed(h, false)));
     fixed + 1 + rows as u16
 }
