@@ -139,11 +139,10 @@ impl Serialize for HistPair {
 }
 
 impl Log2Hist {
+    /// Empty: slots are allocated up to the highest one used (a histogram
+    /// of 112 u64 slots is 896 bytes; most use a few octaves).
     pub fn new() -> Self {
-        Log2Hist {
-            counts: vec![0; HIST_SLOTS],
-            octaves_only: false,
-        }
+        Log2Hist::default()
     }
 
     /// From per-slot counts; trailing empty slots are not stored.
@@ -210,10 +209,13 @@ impl Log2Hist {
     }
 
     pub fn add_at(&mut self, slot: usize, n: u64) {
-        if self.counts.len() < HIST_SLOTS {
-            self.counts.resize(HIST_SLOTS, 0);
-        }
         let slot = slot.min(HIST_SLOTS - 1);
+        if n == 0 {
+            return;
+        }
+        if self.counts.len() <= slot {
+            self.counts.resize(slot + 1, 0);
+        }
         self.counts[slot] = self.counts[slot].saturating_add(n);
     }
 
