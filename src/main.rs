@@ -6,6 +6,7 @@ use schedtop::cli::{Cli, Command};
 use schedtop::collect::{LiveOptions, LiveSource};
 
 fn main() -> ExitCode {
+    schedtop::util::heap::keep_resident_near_use();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,5 +2,6 @@
 //! clocks, safe file creation, artifact names, signal flags.
 pub mod clock;
 pub mod files;
+pub mod heap;
 pub mod names;
 pub mod signals;
