@@ -96,40 +96,41 @@ fn imports_go_one_way() {
     );
 }
 
+/// A cycle reachable from `n` in `g` (depth-first search for a back edge).
+fn find_cycle(
+    n: &str,
+    g: &BTreeMap<String, BTreeMap<String, PathBuf>>,
+    state: &mut BTreeMap<String, u8>,
+    path: &mut Vec<String>,
+) -> Option<Vec<String>> {
+    match state.get(n) {
+        Some(1) => {
+            let i = path.iter().position(|p| p == n).unwrap();
+            let mut c = path[i..].to_vec();
+            c.push(n.to_string());
+            return Some(c);
+        }
+        Some(_) => return None,
+        None => {}
+    }
+    state.insert(n.to_string(), 1);
+    path.push(n.to_string());
+    for to in g.get(n).into_iter().flat_map(|t| t.keys()) {
+        if let Some(c) = find_cycle(to, g, state, path) {
+            return Some(c);
+        }
+    }
+    path.pop();
+    state.insert(n.to_string(), 2);
+    None
+}
+
 #[test]
 fn no_module_cycles() {
     let g = graph();
-    // depth-first search for a back edge
-    fn visit(
-        n: &str,
-        g: &BTreeMap<String, BTreeMap<String, PathBuf>>,
-        state: &mut BTreeMap<String, u8>,
-        path: &mut Vec<String>,
-    ) -> Option<Vec<String>> {
-        match state.get(n) {
-            Some(1) => {
-                let i = path.iter().position(|p| p == n).unwrap();
-                let mut c = path[i..].to_vec();
-                c.push(n.to_string());
-                return Some(c);
-            }
-            Some(_) => return None,
-            None => {}
-        }
-        state.insert(n.to_string(), 1);
-        path.push(n.to_string());
-        for to in g.get(n).into_iter().flat_map(|t| t.keys()) {
-            if let Some(c) = visit(to, g, state, path) {
-                return Some(c);
-            }
-        }
-        path.pop();
-        state.insert(n.to_string(), 2);
-        None
-    }
     let mut state = BTreeMap::new();
     for n in g.keys() {
-        if let Some(c) = visit(n, &g, &mut state, &mut Vec::new()) {
+        if let Some(c) = find_cycle(n, &g, &mut state, &mut Vec::new()) {
             panic!("import cycle: {}", c.join(" -> "));
         }
     }
@@ -197,4 +198,176 @@ fn app_state_does_no_io() {
             "ui/app.rs depends on the renderer ({word})"
         );
     }
+}
+
+/// A source file's module path (`src/ui/views/header.rs` -> ui::views::header;
+/// `src/ui/mod.rs` -> ui).
+fn module_path(f: &Path) -> Vec<String> {
+    let rel = f.strip_prefix(src()).unwrap();
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| {
+            c.as_os_str()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_string()
+        })
+        .collect();
+    if is_dir_module(f) {
+        parts.pop();
+    }
+    parts
+}
+
+fn is_dir_module(f: &Path) -> bool {
+    f.file_name()
+        .is_some_and(|n| n == "mod.rs" || n == "lib.rs" || n == "main.rs")
+}
+
+/// Every path a `use` tree names: `a::{b, c::{d, e}}` -> a::b, a::c::d, a::c::e.
+fn expand_use(tree: &str) -> Vec<String> {
+    let tree: String = tree.chars().filter(|c| !c.is_whitespace()).collect();
+    let Some(open) = tree.find('{') else {
+        return vec![tree];
+    };
+    let prefix = &tree[..open];
+    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let (mut depth, mut start, mut out) = (0, 0, Vec::new());
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.extend(expand_use(&format!("{prefix}{}", &inner[start..i])));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < inner.len() {
+        out.extend(expand_use(&format!("{prefix}{}", &inner[start..])));
+    }
+    out
+}
+
+/// The `crate::` and `super::` paths a file names: in its `use` trees and
+/// written inline in code (comments and the unit tests at the end stripped:
+/// a test may drive the code above it).
+fn named_paths(text: &str) -> Vec<String> {
+    let code: String = text
+        .lines()
+        .take_while(|l| l.trim() != "#[cfg(test)]")
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = Vec::new();
+    let mut rest = code.as_str();
+    while let Some(i) = rest.find("use ") {
+        let stmt = &rest[i + 4..];
+        let end = stmt.find(';').unwrap_or(stmt.len());
+        let tree = stmt[..end].trim();
+        if tree.starts_with("crate::") || tree.starts_with("super::") {
+            out.extend(expand_use(tree));
+        }
+        rest = &stmt[end..];
+    }
+    for head in ["crate::", "super::"] {
+        let mut rest = code.as_str();
+        while let Some(i) = rest.find(head) {
+            // only where a path starts (not the tail of `super::super::`)
+            let starts = i == 0 || !rest[..i].ends_with("::");
+            if starts {
+                out.push(
+                    rest[i..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                        .collect(),
+                );
+            }
+            rest = &rest[i + head.len()..];
+        }
+    }
+    out
+}
+
+/// The source file (not a mod.rs: its re-exports would tie every child to
+/// every other) that `path`, written in the file of module `from`, names.
+fn file_named(
+    path: &str,
+    from: &[String],
+    files: &BTreeMap<Vec<String>, PathBuf>,
+) -> Option<String> {
+    let mut segs = path.split("::").filter(|s| !s.is_empty()).peekable();
+    let mut at: Vec<String> = match segs.peek() {
+        Some(&"crate") => {
+            segs.next();
+            Vec::new()
+        }
+        Some(&"super") => {
+            let mut at = from.to_vec();
+            while segs.peek() == Some(&"super") {
+                segs.next();
+                at.pop();
+            }
+            at
+        }
+        _ => return None,
+    };
+    for s in segs {
+        at.push(s.to_string());
+        match files.get(&at) {
+            Some(f) if !is_dir_module(f) => return Some(at.join("::")),
+            Some(_) => {}
+            None => return None,
+        }
+    }
+    None
+}
+
+#[test]
+fn no_file_cycles() {
+    let mut list = Vec::new();
+    sources(&src(), &mut list);
+    let files: BTreeMap<Vec<String>, PathBuf> =
+        list.iter().map(|f| (module_path(f), f.clone())).collect();
+    let mut g: BTreeMap<String, BTreeMap<String, PathBuf>> = BTreeMap::new();
+    for (m, f) in &files {
+        if is_dir_module(f) {
+            continue;
+        }
+        let from = m.join("::");
+        let entry = g.entry(from.clone()).or_default();
+        for p in named_paths(&std::fs::read_to_string(f).unwrap()) {
+            if let Some(to) = file_named(&p, m, &files) {
+                if to != from {
+                    entry.entry(to).or_insert_with(|| f.clone());
+                }
+            }
+        }
+    }
+    let edges: usize = g.values().map(BTreeMap::len).sum();
+    assert!(edges > 200, "the scanner found only {edges} file imports");
+    let mut state = BTreeMap::new();
+    for n in g.keys() {
+        if let Some(c) = find_cycle(n, &g, &mut state, &mut Vec::new()) {
+            panic!("file import cycle: {}", c.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn use_trees_expand_to_every_path() {
+    assert_eq!(
+        expand_use("super::{a, b::{c, d}, e::F}"),
+        ["super::a", "super::b::c", "super::b::d", "super::e::F"]
+    );
+    let text = "use crate::model::{cpus::{self, X}, rates};\nfn f() { super::format::clock(1); } // crate::ui::app\n";
+    let p = named_paths(text);
+    assert!(p.contains(&"crate::model::cpus::self".to_string()), "{p:?}");
+    assert!(p.contains(&"crate::model::rates".to_string()), "{p:?}");
+    assert!(p.contains(&"super::format::clock".to_string()), "{p:?}");
+    assert!(
+        !p.iter().any(|x| x.contains("ui::app")),
+        "a comment counted: {p:?}"
+    );
 }

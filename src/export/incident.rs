@@ -15,7 +15,6 @@
 //! cannot be written is an `Event::Failed`. The directory and summary are
 //! made at the firing; the screenshots and the recording are written on a
 //! thread of their own (incident_writer.rs).
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, UNIX_EPOCH};
@@ -24,15 +23,7 @@ use anyhow::{bail, Context, Result};
 
 use super::flight_ring::{DumpOutcome, DumpRequest};
 use super::incident_summary::{self as summary, Firing};
-use super::incident_writer::{Job, Render, Running};
-use crate::collect::Seekable;
-use crate::model::cpus;
-use crate::model::interval::derive;
-use crate::model::trigger::Trigger;
-use crate::model::trigger_eval::{evaluate, system_pressure_pct, Figures, Hold, Verdict};
-use crate::model::{HostInfo, Sample};
-use crate::util::files::create_new_mode;
-use crate::util::names::file_name_ext;
+pub use super::incident_writer::{write_file, Event, RECORDING};
 
 pub const DEFAULT_AFTER_NS: u64 = 30_000_000_000;
 pub const DEFAULT_COOLDOWN_NS: u64 = 300_000_000_000;
@@ -40,8 +31,14 @@ pub const DEFAULT_MAX_BUNDLES: u32 = 20;
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 /// What every bundle directory's name starts with.
 pub const PREFIX: &str = "schedtop-incident-";
-/// The recording's name inside a bundle.
-pub const RECORDING: &str = "recording.schedtop";
+use super::incident_writer::{Job, Render, Running};
+use crate::collect::Seekable;
+use crate::model::cpus;
+use crate::model::interval::derive;
+use crate::model::trigger::Trigger;
+use crate::model::trigger_eval::{evaluate, system_pressure_pct, Figures, Hold, Verdict};
+use crate::model::{HostInfo, Sample};
+use crate::util::names::file_name_ext;
 
 #[derive(Clone, Debug)]
 pub struct IncidentOptions {
@@ -72,35 +69,6 @@ impl IncidentOptions {
 /// frozen (its compressed frames shared) for the bundle's writer thread.
 pub trait Kept: Seekable {
     fn frozen(&self) -> Box<dyn Seekable + Send>;
-}
-
-/// What `on_sample` did.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Event {
-    /// a bundle was made; its recording goes on for `--after`
-    Written {
-        dir: PathBuf,
-        reason: String,
-    },
-    /// the bundle's recording is complete (`cut`: at the byte cap)
-    Finished {
-        dir: PathBuf,
-        samples: u64,
-        cut: bool,
-    },
-    /// fired, but no bundle: the cooldown, the caps, one still open
-    Suppressed {
-        reason: String,
-        why: String,
-    },
-    /// a trigger's figure is not measured by this source (said once)
-    NotEvaluated {
-        trigger: String,
-        why: &'static str,
-    },
-    /// the flight recorder's answer: its trace in the bundle, or why not
-    Trace(DumpOutcome),
-    Failed(String),
 }
 
 /// The flight recorder (`--flight`), asked for its trace into each bundle.
@@ -193,14 +161,6 @@ fn make_dir(dir: &Path, host: &str, time_ns: u64) -> Result<PathBuf> {
         }
     }
     bail!("{}: 100 bundles named {stem}* exist", dir.display())
-}
-
-/// A new file in a bundle, 0600, never through a symlink.
-pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
-    let p = dir.join(name);
-    let mut f = create_new_mode(&p, 0o600).with_context(|| format!("creating {}", p.display()))?;
-    f.write_all(bytes)
-        .with_context(|| format!("writing {}", p.display()))
 }
 
 impl Watch {

@@ -4,16 +4,58 @@
 //! over a channel. Writing ten minutes of 10,000 threads takes seconds;
 //! here it holds up neither the sampler nor the screen. The outcome comes
 //! back as one `Event` (`Finished` or `Failed`).
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
 use anyhow::{Context, Result};
 
-use super::incident::{write_file, Event, RECORDING};
+use super::flight_ring::DumpOutcome;
 use crate::collect::Seekable;
 use crate::model::{HostInfo, Sample};
 use crate::record::{OpenMode, WriteOptions, Writer, Written};
+use crate::util::files::create_new_mode;
+
+/// The recording's name inside a bundle.
+pub const RECORDING: &str = "recording.schedtop";
+
+/// What `on_sample` did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// a bundle was made; its recording goes on for `--after`
+    Written {
+        dir: PathBuf,
+        reason: String,
+    },
+    /// the bundle's recording is complete (`cut`: at the byte cap)
+    Finished {
+        dir: PathBuf,
+        samples: u64,
+        cut: bool,
+    },
+    /// fired, but no bundle: the cooldown, the caps, one still open
+    Suppressed {
+        reason: String,
+        why: String,
+    },
+    /// a trigger's figure is not measured by this source (said once)
+    NotEvaluated {
+        trigger: String,
+        why: &'static str,
+    },
+    /// the flight recorder's answer: its trace in the bundle, or why not
+    Trace(DumpOutcome),
+    Failed(String),
+}
+
+/// A new file in a bundle, 0600, never through a symlink.
+pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    let p = dir.join(name);
+    let mut f = create_new_mode(&p, 0o600).with_context(|| format!("creating {}", p.display()))?;
+    f.write_all(bytes)
+        .with_context(|| format!("writing {}", p.display()))
+}
 
 /// Draws a bundle's screenshots from the kept Samples: (file name, text).
 pub type Render = fn(&HostInfo, &mut dyn Seekable) -> Vec<(String, String)>;

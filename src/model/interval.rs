@@ -12,72 +12,7 @@ use crate::model::rates::{counter_delta, elapsed_s, intervals, ThreadInterval};
 use crate::model::why::WhyCounts;
 use crate::model::{Log2Hist, Sample, ThreadAttrs};
 
-/// What a row stands for, stable across Samples (a reused tid is a new thread).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RowKey {
-    Thread { tid: u32, start_time_ns: u64 },
-    Process { pid: u32 },
-}
-
-/// One line of the threads or processes table. Rates are None while unknown
-/// (a thread's first interval when the source has no baseline for it).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Row {
-    pub key: RowKey,
-    /// tid for a thread, pid for a process
-    pub id: u32,
-    pub pid: u32,
-    /// raw (hostile) name: escape before display
-    pub comm: String,
-    pub process_comm: String,
-    /// last CPU (threads only)
-    pub cpu: Option<u32>,
-    /// threads in the row (1 for a thread)
-    pub threads: u32,
-    pub exited: bool,
-    /// cumulative switch counts (summed over a process's threads)
-    pub voluntary: u64,
-    pub involuntary: u64,
-    /// the interval's on-CPU and run-queue wait time, migrations (None while
-    /// unknown, or where the source cannot see them)
-    pub oncpu_ns: Option<u64>,
-    pub wait_ns: Option<u64>,
-    pub migrations: Option<u64>,
-    pub cross_node_migrations: Option<u64>,
-    pub vcsw_s: Option<f64>,
-    pub nvcsw_s: Option<f64>,
-    pub cpu_pct: Option<f64>,
-    pub avg_slice_ns: Option<f64>,
-    pub p99_slice_us: Option<u64>,
-    pub p99_wait_us: Option<u64>,
-    /// p99 of the waits after a wakeup / after a preemption
-    pub p99_wakeup_wait_us: Option<u64>,
-    pub p99_preempt_wait_us: Option<u64>,
-    pub migr_s: Option<f64>,
-    /// cross-node migrations per second (None where the source cannot see them)
-    pub xnode_s: Option<f64>,
-    /// the interval's histograms (None where the source has none)
-    pub slice_hist: Option<Log2Hist>,
-    pub wait_hist: Option<Log2Hist>,
-    /// the interval's migration causes, block reasons and preemptors (None
-    /// where the source has none)
-    pub why: Option<WhyCounts>,
-    pub wakeup_wait_hist: Option<Log2Hist>,
-    pub preempt_wait_hist: Option<Log2Hist>,
-    /// the thread's settings (a process: its main thread's)
-    pub attrs: ThreadAttrs,
-    /// the cgroup path (a process: its main thread's); None where unknown
-    pub cgroup: Option<Arc<str>>,
-    /// its short name (model/cgroup_name.rs); hostile like the path
-    pub cgroup_name: Option<Arc<str>>,
-}
-
-impl Row {
-    /// Voluntary + involuntary switches per second, if known.
-    pub fn switches_s(&self) -> Option<f64> {
-        Some(self.vcsw_s? + self.nvcsw_s?)
-    }
-}
+pub use super::row::{Row, RowKey};
 
 /// System-wide figures for the header.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod physics;
 pub mod pressure;
 pub mod rates;
+pub mod row;
 pub mod sample;
 pub mod trigger;
 pub mod trigger_eval;

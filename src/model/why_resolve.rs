@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::fasthash::IdMap;
-use super::interval::{Row, RowKey};
+use super::row::{Row, RowKey};
 use super::why::{Preemptor, TOP_PREEMPTORS};
 use super::Sample;
 

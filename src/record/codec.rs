@@ -14,7 +14,7 @@ use super::codec_cgroups::{decode_cgroups, encode_cgroups, has_cgroups};
 use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
 use super::codec_hist::{decode_hist, encode_hist, fine_hists};
 use super::codec_why::{decode_why, encode_why, has_why};
-pub use super::codec_zstd::{compress, decompress, stream_sizes};
+pub use super::codec_zstd::{compress, decompress};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
 use crate::model::{
     Baseline, CgroupSample, Log2Hist, Losses, Sample, SystemSample, ThreadAttrs, ThreadSample,
@@ -47,11 +47,6 @@ const F_FINE: u64 = 1 << 13;
 /// preemption), each a histogram after the combined one
 const F_WAKE: u64 = 1 << 14;
 const F_PREEMPT: u64 = 1 << 15;
-
-/// Longest histogram accepted (Log2Hist has 112 slots, run-queue ones ~60).
-const MAX_HIST: usize = 4096;
-/// Slots up to this many are written sparsely (bitmap of changed slots).
-const SPARSE_HIST: usize = 64;
 
 pub(super) const STREAMS: usize = 8;
 
@@ -202,65 +197,6 @@ fn decode_system(c: &mut Cursor, p: &SystemSample) -> DResult<SystemSample> {
         cpu_pressure: None,
         migrations_by_cause: Vec::new(),
     })
-}
-
-pub(super) fn encode_counts(out: &mut Vec<u8>, cur: &[u64], refv: Option<&[u64]>) {
-    let r = |i: usize| refv.and_then(|r| r.get(i)).copied().unwrap_or(0);
-    put_u64(out, cur.len() as u64);
-    if cur.len() <= SPARSE_HIST {
-        let mut map = 0u64;
-        for (i, &v) in cur.iter().enumerate() {
-            if v != r(i) {
-                map |= 1 << i;
-            }
-        }
-        put_u64(out, map);
-        for (i, &v) in cur.iter().enumerate() {
-            if map & (1 << i) != 0 {
-                put_delta(out, v, r(i));
-            }
-        }
-    } else {
-        for (i, &v) in cur.iter().enumerate() {
-            put_delta(out, v, r(i));
-        }
-    }
-}
-
-pub(super) fn decode_counts(
-    c: &mut Cursor,
-    refv: Option<&[u64]>,
-    b: &mut Budget,
-) -> DResult<Vec<u64>> {
-    let r = |i: usize| refv.and_then(|r| r.get(i)).copied().unwrap_or(0);
-    let n = c.u64()?;
-    if n > MAX_HIST as u64 {
-        return Err(DecodeError("histogram longer than the limit"));
-    }
-    let n = n as usize;
-    b.items::<u64>(n)?;
-    let mut v = Vec::with_capacity(n);
-    if n <= SPARSE_HIST {
-        let map = c.u64()?;
-        if n < 64 && map >> n != 0 {
-            return Err(DecodeError("histogram bitmap past its length"));
-        }
-        for i in 0..n {
-            v.push(if map & (1 << i) != 0 {
-                c.delta(r(i))?
-            } else {
-                r(i)
-            });
-        }
-    } else {
-        if n > c.remaining() {
-            return Err(DecodeError("histogram longer than its data"));
-        }
-        for i in 0..n {
-            v.push(c.delta(r(i))?);
-        }
-    }
-    Ok(v)
 }
 
 fn opt_delta(out: &mut Vec<u8>, cur: Option<u64>, r: Option<u64>) {
@@ -579,6 +515,35 @@ fn decode_threads(
         }
     }
     Ok(threads)
+}
+
+/// Raw and zstd-compressed size of each thread stream of `cur` encoded on
+/// `prev` (for the size benchmark: which fields cost what).
+#[doc(hidden)]
+pub fn stream_sizes(
+    cur: &Sample,
+    prev: Option<&Sample>,
+    level: i32,
+) -> Vec<(&'static str, usize, usize)> {
+    let p = prev.cloned().unwrap_or_default();
+    let mut out = Vec::new();
+    encode_threads(&mut out, &cur.threads, &p.threads);
+    let mut c = Cursor::new(&out);
+    let names = [
+        "ids", "flags", "meta", "strs", "small", "ns", "ns_lo", "hist",
+    ];
+    let _ = c.u64();
+    let lens: Vec<usize> = (0..STREAMS)
+        .map(|_| c.u64().unwrap_or(0) as usize)
+        .collect();
+    names
+        .iter()
+        .zip(lens)
+        .map(|(n, l)| {
+            let b = c.take(l).unwrap_or(&[]);
+            (*n, l, zstd::bulk::compress(b, level).map_or(0, |z| z.len()))
+        })
+        .collect()
 }
 
 #[cfg(test)]

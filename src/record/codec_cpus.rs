@@ -2,7 +2,8 @@
 //! (codec.rs): each a delta on the previous Sample's same CPU or cell.
 use std::collections::HashMap;
 
-use super::codec::{decode_counts, encode_counts, Budget};
+use super::codec_budget::Budget;
+use super::codec_counts::{decode_counts, encode_counts};
 use super::varint::{put_delta, put_u64, Cursor, DResult, DecodeError};
 use crate::model::{CpuSample, MigrationCount, RqSample};
 

@@ -2,7 +2,8 @@
 //! (format 4, flag F_FINE), or bpftrace octaves (older recordings, and a
 //! histogram that only ever knew octaves). Each is a delta on the reference
 //! thread's histogram in the same form.
-use super::codec::{decode_counts, encode_counts, Budget};
+use super::codec_budget::Budget;
+use super::codec_counts::{decode_counts, encode_counts};
 use super::varint::{Cursor, DResult, DecodeError};
 use crate::model::hist::{HIST_OCTAVES, HIST_SLOTS};
 use crate::model::{Log2Hist, ThreadSample};

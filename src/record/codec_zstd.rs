@@ -2,10 +2,8 @@
 //! frame with a block boundary between thread streams (codec.rs).
 use std::io::Read;
 
-use super::codec::{encode_threads, STREAMS};
 use super::format::MAX_RAW;
 use super::varint::{put_u64, Cursor, DResult, DecodeError};
-use crate::model::Sample;
 
 /// zstd-compress an encoded Sample: uncompressed length, then one zstd
 /// frame, with a block boundary at each of `splits`.
@@ -67,33 +65,4 @@ fn decompress_payload(payload: &[u8]) -> DResult<Vec<u8>> {
         ));
     }
     Ok(raw)
-}
-
-/// Raw and zstd-compressed size of each thread stream of `cur` encoded on
-/// `prev` (for the size benchmark: which fields cost what).
-#[doc(hidden)]
-pub fn stream_sizes(
-    cur: &Sample,
-    prev: Option<&Sample>,
-    level: i32,
-) -> Vec<(&'static str, usize, usize)> {
-    let p = prev.cloned().unwrap_or_default();
-    let mut out = Vec::new();
-    encode_threads(&mut out, &cur.threads, &p.threads);
-    let mut c = Cursor::new(&out);
-    let names = [
-        "ids", "flags", "meta", "strs", "small", "ns", "ns_lo", "hist",
-    ];
-    let _ = c.u64();
-    let lens: Vec<usize> = (0..STREAMS)
-        .map(|_| c.u64().unwrap_or(0) as usize)
-        .collect();
-    names
-        .iter()
-        .zip(lens)
-        .map(|(n, l)| {
-            let b = c.take(l).unwrap_or(&[]);
-            (*n, l, zstd::bulk::compress(b, level).map_or(0, |z| z.len()))
-        })
-        .collect()
 }

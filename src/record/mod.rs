@@ -14,6 +14,7 @@ pub mod codec;
 mod codec_attrs;
 mod codec_budget;
 mod codec_cgroups;
+mod codec_counts;
 mod codec_cpus;
 mod codec_hist;
 mod codec_why;

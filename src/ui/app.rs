@@ -277,6 +277,18 @@ impl AppState {
         self.offset = self.offset.min(self.rows.len().saturating_sub(page));
     }
 
+    /// `M`: the next migration cause (mig_cause.rs), and the last
+    /// interval's CPU figures again (the queue-length history does not
+    /// depend on it).
+    fn cycle_mig_cause(&mut self) {
+        self.mig_cause = super::mig_cause::next(self.mig_cause);
+        let mut last = self.history.iter().rev();
+        let (cur, prev) = (last.next(), last.next());
+        if let Some(cur) = cur {
+            self.cpu = cpus::derive_by(&self.host.topology, prev, cur, self.mig_cause);
+        }
+    }
+
     /// Whether the live view is showing an earlier moment (rewind.rs).
     pub fn rewound(&self) -> bool {
         self.mode == Mode::Live && self.replay.is_some()
@@ -444,7 +456,7 @@ impl AppState {
                 self.numa_matrix = self.view != View::Numa || !self.numa_matrix;
                 self.view = View::Numa;
             }
-            Action::CycleMigCause => crate::ui::mig_cause::cycle(self),
+            Action::CycleMigCause => self.cycle_mig_cause(),
             Action::FilterStart => self.filter_editing = true,
             Action::FilterChar(c) => {
                 if !c.is_control() && self.filter.chars().count() < 64 {

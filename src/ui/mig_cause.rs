@@ -1,26 +1,13 @@
 //! `M` in the CPU and NUMA views: count only the migrations of one cause
 //! (all → wakeup → load balance → NUMA → affinity → other → all). The CPU
 //! view's moves in/out, the node flows, the arrows and the matrix follow.
-use crate::model::cpus;
 use crate::model::why::MigCause;
-use crate::ui::app::AppState;
 
 /// The cause after `c` in the cycle.
 pub fn next(c: Option<MigCause>) -> Option<MigCause> {
     match c {
         None => Some(MigCause::ALL[0]),
         Some(c) => MigCause::ALL.get(c as usize + 1).copied(),
-    }
-}
-
-/// Step the filter and derive the last interval's CPU figures again (the
-/// history of queue lengths is not touched: it does not depend on it).
-pub fn cycle(app: &mut AppState) {
-    app.mig_cause = next(app.mig_cause);
-    let mut last = app.history.iter().rev();
-    let (cur, prev) = (last.next(), last.next());
-    if let Some(cur) = cur {
-        app.cpu = cpus::derive_by(&app.host.topology, prev, cur, app.mig_cause);
     }
 }
 
