@@ -324,3 +324,35 @@ fn similar_threads_show_p99s_that_differ_where_their_histograms_do() {
     // the large screen holds the whole pool: 24 different p99s
     assert_eq!(seen, [18, 24]);
 }
+
+#[test]
+fn detail_folded_to_octaves_sums_the_sub_buckets() {
+    for (i, s) in snap("detail_octaves", |w, h| {
+        apply(bpf(w, h), &[Action::ToggleDetail, Action::ToggleOctaves])
+    })
+    .into_iter()
+    .enumerate()
+    {
+        assert!(s.contains("on-CPU slice (us, octaves)"), "{s}");
+        assert!(
+            !s.contains("[2.5K, 3K)"),
+            "a sub-bucket after folding:\n{s}"
+        );
+        // each octave shown holds exactly its four sub-buckets' counts
+        let (w, h) = SIZES[i];
+        let app = bpf(w, h);
+        let row = &app.rows[app.selected];
+        let wait = row.wait_hist.as_ref().unwrap();
+        for octave in 0..schedtop::model::hist::HIST_OCTAVES {
+            let n: u64 = (0..4).map(|j| wait.get(4 * octave + j)).sum();
+            if n == 0 {
+                continue;
+            }
+            let label = schedtop::ui::views::hist::label(octave);
+            let line = s
+                .lines()
+                .find(|l| l.contains(&format!("{label} ")) && l.contains(&n.to_string()));
+            assert!(line.is_some(), "{label} {n} not shown:\n{s}");
+        }
+    }
+}

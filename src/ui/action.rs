@@ -37,6 +37,9 @@ pub enum Action {
     ToggleDetail,
     /// detail histograms: last interval <-> since start
     ToggleHistScope,
+    /// detail histograms: four sub-buckets per octave <-> whole octaves
+    /// (bpftrace's hist())
+    ToggleOctaves,
     ToggleFollow,
     /// the CPU view, or back to the table when it is on screen
     ShowCpus,

@@ -59,6 +59,8 @@ pub struct AppState {
     pub table_rows: usize,
     pub detail: bool,
     pub hist_scope: HistScope,
+    /// detail histograms folded to whole octaves (`o`)
+    pub hist_octaves: bool,
     pub help: bool,
     /// terminal size (columns, rows)
     pub size: (u16, u16),
@@ -113,6 +115,7 @@ impl AppState {
             table_rows: 1,
             detail: false,
             hist_scope: HistScope::Interval,
+            hist_octaves: false,
             help: false,
             size: (80, 24),
             error: None,
@@ -540,6 +543,7 @@ impl AppState {
                 self.select(self.selected);
                 self.refresh_detail();
             }
+            Action::ToggleOctaves => self.hist_octaves = !self.hist_octaves,
             Action::ToggleHistScope => {
                 self.hist_scope = match self.hist_scope {
                     HistScope::Interval => HistScope::SinceStart,

@@ -73,6 +73,7 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Char('-') => Action::IntervalDown,
         KeyCode::Enter => Action::ToggleDetail,
         KeyCode::Char('a') => Action::ToggleHistScope,
+        KeyCode::Char('o') => Action::ToggleOctaves,
         KeyCode::Char('F') => Action::ToggleFollow,
         KeyCode::Char('c') => Action::ShowCpus,
         KeyCode::Char('n') => Action::ShowNuma,
@@ -125,6 +126,10 @@ pub const HELP: &[(&str, &str)] = &[
     ("H", "threads <-> processes"),
     ("Enter", "detail pane: histograms and switch-rate sparkline"),
     ("a", "detail: last interval <-> since start"),
+    (
+        "o",
+        "detail: whole octaves, as bpftrace hist() <-> sub-buckets",
+    ),
     ("F", "follow the selected row across re-sorts"),
     ("space  Z", "pause the screen (collection continues)"),
     ("+  -", "longer / shorter interval"),

@@ -243,7 +243,7 @@ fn render_detail(app: &AppState, f: &mut Frame, area: Rect, r: &CgroupRow) {
     ] {
         let mut lines = vec![Line::styled(title, theme::label())];
         match h {
-            Some(h) => lines.extend(hist::lines(h, false, area.width, rows)),
+            Some(h) => lines.extend(hist::lines(h, app.hist_octaves, area.width, rows)),
             None => lines.push(Line::styled("- (no histograms)", theme::exited())),
         }
         f.render_widget(Paragraph::new(lines), area);

@@ -57,14 +57,21 @@ fn figures(r: &Row, series: &[u64]) -> Line<'static> {
     Line::from(s)
 }
 
-fn hist_block(f: &mut Frame, area: Rect, name: &str, h: Option<&Log2Hist>, why_none: &'static str) {
+fn hist_block(
+    f: &mut Frame,
+    area: Rect,
+    name: &str,
+    h: Option<&Log2Hist>,
+    (fold, why_none): (bool, &'static str),
+) {
     if area.height == 0 || area.width == 0 {
         return;
     }
-    let mut lines = vec![Line::styled(format!("{name} (us)"), theme::title())];
+    let unit = if fold { "us, octaves" } else { "us" };
+    let mut lines = vec![Line::styled(format!("{name} ({unit})"), theme::title())];
     let rows = usize::from(area.height.saturating_sub(1));
     match h {
-        Some(h) => lines.extend(hist::lines(h, false, area.width, rows)),
+        Some(h) => lines.extend(hist::lines(h, fold, area.width, rows)),
         None => lines.push(Line::styled(why_none, theme::exited())),
     }
     f.render_widget(Paragraph::new(lines), area);
@@ -139,14 +146,14 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
         Rect::new(inner.x, y, half.saturating_sub(1), h),
         "on-CPU slice",
         slice,
-        why_none,
+        (app.hist_octaves, why_none),
     );
     hist_block(
         f,
         Rect::new(inner.x + half, y, inner.width - half, h),
         "run-queue latency",
         wait,
-        why_none,
+        (app.hist_octaves, why_none),
     );
 }
 
@@ -176,7 +183,7 @@ pub fn wanted_height(app: &AppState) -> u16 {
     }
     let (slice, wait) = hists(app, r);
     let rows = slice
-        .map_or(1, |h| hist::rows_needed(h, false))
-        .max(wait.map_or(1, |h| hist::rows_needed(h, false)));
+        .map_or(1, |h| hist::rows_needed(h, app.hist_octaves))
+        .max(wait.map_or(1, |h| hist::rows_needed(h, app.hist_octaves)));
     fixed + 1 + rows as u16
 }
