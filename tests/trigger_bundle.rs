@@ -4,10 +4,11 @@
 //! a second burst inside the cooldown makes no second bundle (the trigger
 //! fires again, and stderr says the cooldown held it back).
 mod common;
+use common::incident_bundles as bundles;
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -25,20 +26,6 @@ impl Drop for Group {
         // SAFETY: signalling a process group we started.
         unsafe { libc::kill(-self.0, libc::SIGKILL) };
     }
-}
-
-fn bundles(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("schedtop-incident-"))
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 fn sleep_until(t0: Instant, secs: f64) {

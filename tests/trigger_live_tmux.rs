@@ -8,24 +8,12 @@
 //! Needs tmux and BPF. Without them the test skips, unless
 //! SCHEDTOP_REQUIRE_ALL=1 / SCHEDTOP_REQUIRE_BPF=1 (CI), where it fails.
 mod common;
+use common::incident_bundles as bundles;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use common::tmux::{have_tmux, Tmux};
 use common::{allowed_cpus, bpf_source, getpid, serial, Workload};
-
-fn bundles(dir: &std::path::Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("schedtop-incident-"))
-        })
-        .collect()
-}
 
 #[test]
 fn a_live_trigger_writes_a_bundle_with_the_flight_trace_and_says_so() {

@@ -3,7 +3,9 @@
 //! its recording holds the whole history and the next `--after`; a
 //! trigger on the synthetic threads' waits fires by itself, once per
 //! episode, and the cooldown holds a second one back; the bundle cap holds.
-use std::path::{Path, PathBuf};
+mod common;
+use common::incident_bundles as bundles;
+use std::path::Path;
 
 use schedtop::collect::Seekable;
 use schedtop::export::incident::{IncidentOptions, Watch};
@@ -28,22 +30,6 @@ fn synth(n: usize) -> (HostInfo, Vec<Sample>) {
 fn session(host: &HostInfo, w: Watch) -> Session {
     let h = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
     Session::live_with_history(AppState::new(host.clone(), Mode::Live), h).with_incidents(w)
-}
-
-fn bundles(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("schedtop-incident-")
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 fn opts(dir: &Path, after_s: u64) -> IncidentOptions {

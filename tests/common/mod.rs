@@ -193,3 +193,18 @@ impl Drop for Workload {
         }
     }
 }
+
+/// The incident bundle directories in `dir`, sorted by name.
+pub fn incident_bundles(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("schedtop-incident-"))
+        })
+        .collect();
+    v.sort();
+    v
+}
