@@ -367,9 +367,16 @@ fn slice_histogram_counts_what_the_kernel_counted_as_arrivals() {
         );
         let switches = (tb.voluntary + tb.involuntary) - (ta.voluntary + ta.involuntary);
         assert_eq!(slices, switches, "round {round}");
-        // and the workload is known: one block per sleep, plus the wait
+        // and the workload is known: one switch-out per sleep, plus the
+        // wait. (A sleep whose timer fires while the thread is preempted
+        // between arming it and blocking never blocks: that switch-out is
+        // the preemption's, involuntary. Seen under load.)
         assert!(
-            tb.voluntary - ta.voluntary > sleeps as u64,
+            switches > sleeps as u64,
+            "round {round}: {switches} switch-outs for {sleeps} sleeps"
+        );
+        assert!(
+            tb.voluntary - ta.voluntary >= sleeps as u64 * 9 / 10,
             "round {round}: {} voluntary switches for {sleeps} sleeps",
             tb.voluntary - ta.voluntary
         );
