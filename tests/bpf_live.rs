@@ -367,12 +367,13 @@ fn slice_histogram_counts_what_the_kernel_counted_as_arrivals() {
         );
         let switches = (tb.voluntary + tb.involuntary) - (ta.voluntary + ta.involuntary);
         assert_eq!(slices, switches, "round {round}");
-        // and the workload is known: one switch-out per sleep, plus the
-        // wait. (A sleep whose timer fires while the thread is preempted
-        // between arming it and blocking never blocks: that switch-out is
-        // the preemption's, involuntary. Seen under load.)
+        // and the workload is known: about one switch-out per sleep. (A
+        // sleep whose timer fires before the thread reaches schedule() --
+        // the vCPU held up by the host, an interrupt -- returns without
+        // blocking: 298 and 299 switch-outs for 300 sleeps were seen on
+        // this VM.)
         assert!(
-            switches > sleeps as u64,
+            switches >= sleeps as u64 * 9 / 10,
             "round {round}: {switches} switch-outs for {sleeps} sleeps"
         );
         assert!(

@@ -31,6 +31,21 @@ fn source() -> Option<BpfSource> {
     }
 }
 
+/// A first drain, so the workload's threads are known: a thread that
+/// switches tens of thousands of times a second can have every copy of
+/// its record torn in one drain, and a torn thread never listed before is
+/// left to the next drain (a known one keeps its last good counts).
+fn known(src: &mut BpfSource, tids: &[u32]) {
+    for _ in 0..50 {
+        let s = src.drain().unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        if tids.iter().all(|&t| s.threads.iter().any(|x| x.tid == t)) {
+            return;
+        }
+    }
+    panic!("the workload's threads {tids:?} were never listed");
+}
+
 fn thread_of(s: &Sample, tid: u32) -> &ThreadSample {
     s.threads
         .iter()
@@ -73,6 +88,7 @@ fn affinity_hops_are_all_affinity_and_equal_the_kernels_count() {
     let tid = w.tids[0];
     set_affinity(tid, cpus[0]);
     std::thread::sleep(Duration::from_millis(200));
+    known(&mut src, &w.tids);
     let a = src.drain().unwrap();
     for i in 0..20 {
         set_affinity(tid, cpus[1 - i % 2]);
@@ -104,6 +120,7 @@ fn more_spinners_than_cpus_are_load_balanced_never_affinity() {
     let Some(mut src) = source() else { return };
     let w = Workload::free_spinners(n);
     std::thread::sleep(Duration::from_millis(300));
+    known(&mut src, &w.tids);
     let a = src.drain().unwrap();
     std::thread::sleep(Duration::from_secs(3));
     let b = src.drain().unwrap();
@@ -142,6 +159,7 @@ fn blocks_on(
     let Some(mut src) = source() else { return };
     let w = Workload::spawn(n, body);
     std::thread::sleep(Duration::from_millis(200));
+    known(&mut src, &w.tids);
     let a = src.drain().unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     let b = src.drain().unwrap();
@@ -292,6 +310,7 @@ fn two_spinners_on_one_cpu_are_each_others_top_preemptor() {
         }
     });
     std::thread::sleep(Duration::from_millis(200));
+    known(&mut src, &w.tids);
     let a = src.drain().unwrap();
     std::thread::sleep(Duration::from_secs(2));
     let b = src.drain().unwrap();
