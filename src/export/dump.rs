@@ -126,13 +126,15 @@ fn csv_value(v: &Value) -> String {
 }
 
 /// The CSV header: the interval's columns, then every metric with a field
-/// name (model/metrics.rs), in the table's order.
+/// name (model/metrics.rs), in the table's order, then the why columns
+/// (why_csv.rs).
 pub fn csv_header() -> String {
     let mut h = String::from("time,time_ns,interval_s,host");
     for (name, _) in metrics::fields() {
         h.push(',');
         h.push_str(name);
     }
+    h.push_str(&super::why_csv::header());
     h
 }
 
@@ -144,6 +146,7 @@ fn write_csv<W: Write>(out: &mut W, rec: &IntervalRecord) -> std::io::Result<u64
             line.push(',');
             line.push_str(&csv_value(&(m.get)(&t.0)));
         }
+        line.push_str(&super::why_csv::fields(&t.0));
         writeln!(out, "{line}")?;
     }
     Ok(rec.threads.len() as u64)

@@ -11,6 +11,8 @@ pub mod openmetrics;
 pub mod openmetrics_cgroups;
 pub mod openmetrics_encode;
 pub mod openmetrics_totals;
+pub mod openmetrics_why;
 pub mod perfetto;
 pub mod screenshot;
+pub mod why_csv;
 pub mod why_json;

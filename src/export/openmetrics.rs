@@ -12,6 +12,7 @@ use prometheus_client::metrics::MetricType;
 use super::openmetrics_cgroups::cgroup_families;
 use super::openmetrics_encode::{encode, label_text, series_of, Family, Labels, Value};
 use super::openmetrics_totals::{Counts, Totals};
+use super::openmetrics_why::{self, WhyFamilies, WhyNames};
 use crate::model::hist::{octave_high_us, octave_low_us, HIST_OCTAVES};
 
 /// Which levels to export and how much.
@@ -64,10 +65,15 @@ struct LevelFamilies {
     wait: Family,
     latency: Family,
     slice: Family,
+    why: WhyFamilies,
 }
 
 impl LevelFamilies {
-    fn new(names: [&'static str; 7], what: &'static [&'static str; 7]) -> LevelFamilies {
+    fn new(
+        names: [&'static str; 7],
+        what: &'static [&'static str; 7],
+        why: &WhyNames,
+    ) -> LevelFamilies {
         let c = |i: usize| Family::new(names[i], what[i], MetricType::Counter);
         LevelFamilies {
             switches: c(0),
@@ -77,6 +83,7 @@ impl LevelFamilies {
             wait: c(4).in_seconds(),
             latency: Family::new(names[5], what[5], MetricType::Histogram).in_seconds(),
             slice: Family::new(names[6], what[6], MetricType::Histogram).in_seconds(),
+            why: WhyFamilies::new(why),
         }
     }
 
@@ -88,6 +95,7 @@ impl LevelFamilies {
             + usize::from(c.cross_node_migrations.is_some())
             + if c.wait_hist.is_some() { hist } else { 0 }
             + if c.slice_hist.is_some() { hist } else { 0 }
+            + WhyFamilies::cost(c)
     }
 
     fn push(&mut self, labels: &Labels, c: &Counts) {
@@ -126,10 +134,11 @@ impl LevelFamilies {
         if let Some(h) = &c.slice_hist {
             self.slice.rows.push((labels.clone(), hist_value(h)));
         }
+        self.why.push(labels, c);
     }
 
     fn into_vec(self) -> Vec<Family> {
-        vec![
+        let mut v = vec![
             self.switches,
             self.migrations,
             self.cross_node,
@@ -137,7 +146,9 @@ impl LevelFamilies {
             self.wait,
             self.latency,
             self.slice,
-        ]
+        ];
+        v.extend(self.why.into_vec());
+        v
     }
 }
 
@@ -251,6 +262,7 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
             "schedtop_slice",
         ],
         &SYSTEM_HELP,
+        &openmetrics_why::SYSTEM,
     );
     system.push(&vec![], &t.system);
     out.extend(system.into_vec());
@@ -340,6 +352,7 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
             "schedtop_process_slice",
         ],
         &PROCESS_HELP,
+        &openmetrics_why::PROCESS,
     );
     let (mut left, mut left_series) = (0usize, 0usize);
     for (rank, p) in procs.iter().enumerate() {
@@ -369,6 +382,7 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
                 "schedtop_thread_slice",
             ],
             &THREAD_HELP,
+            &openmetrics_why::THREAD,
         );
         let (mut left, mut left_series) = (0usize, 0usize);
         if let Some(s) = &t.latest {

@@ -12,6 +12,7 @@ use crate::model::fasthash::IdMap;
 use crate::model::hist::HIST_OCTAVES;
 use crate::model::pressure::CpuPressure;
 use crate::model::rates::{counter_delta, elapsed_s, index_threads};
+use crate::model::why::{self, BLOCK_REASONS, MIG_CAUSES};
 use crate::model::{HostInfo, Log2Hist, Sample, ThreadSample};
 
 /// How long a process's switch rate is averaged over when ranking
@@ -38,6 +39,11 @@ pub struct Counts {
     /// run-queue latency per log2 slot (us); None without histograms
     pub wait_hist: Option<[u64; HIST_OCTAVES]>,
     pub slice_hist: Option<[u64; HIST_OCTAVES]>,
+    /// migrations by cause and voluntary switch-outs by block reason, with
+    /// "other" holding what the probe could not attribute (so they sum to
+    /// `migrations` and `voluntary`); None where the source has no whys
+    pub migrations_by_cause: Option<[u64; MIG_CAUSES]>,
+    pub blocked_on: Option<[u64; BLOCK_REASONS]>,
 }
 
 fn add_opt(total: &mut Option<u64>, now: Option<u64>, before: Option<u64>) {
@@ -60,6 +66,12 @@ fn add_hist(
     };
     for (octave, c) in t.iter_mut().enumerate() {
         *c = c.saturating_add(d.octave(octave));
+    }
+}
+
+fn add_all<const N: usize>(total: &mut Option<[u64; N]>, d: &[u64; N]) {
+    for (t, d) in total.get_or_insert([0; N]).iter_mut().zip(d) {
+        *t = t.saturating_add(*d);
     }
 }
 
@@ -100,6 +112,17 @@ impl Counts {
             &cur.slice_hist,
             prev.and_then(|p| p.slice_hist.as_ref()),
         );
+        if let Some(now) = &cur.why {
+            let w = why::interval(
+                now,
+                prev.and_then(|p| p.why.as_ref()),
+                cur.migrations
+                    .map(|m| d(m, prev.and_then(|p| p.migrations))),
+                d(cur.voluntary, prev.map(|p| p.voluntary)),
+            );
+            add_all(&mut self.migrations_by_cause, &w.migrations_by_cause);
+            add_all(&mut self.blocked_on, &w.blocked_on);
+        }
     }
 
     /// A thread's own cumulative counters, as they are.
