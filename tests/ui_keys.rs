@@ -5,7 +5,7 @@ use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use schedtop::model::interval::RowKey;
 use schedtop::model::{Sample, SourceKind};
 use schedtop::ui::action::{Action, Effect};
-use schedtop::ui::app::HistScope;
+use schedtop::ui::app::{HistScope, WaitView};
 use schedtop::ui::columns::Column;
 use schedtop::ui::fixtures;
 use schedtop::ui::{keys, AppState, View};
@@ -318,12 +318,32 @@ fn help_detail_and_quit() {
     assert!(app.detail);
     key(&mut app, KeyCode::Char('a'));
     assert_eq!(app.hist_scope, HistScope::SinceStart);
-    let (slice, _) = app.since_start.clone().unwrap();
-    let interval = app.selected_row().unwrap().slice_hist.clone().unwrap();
+    let since = app.since_start.clone().unwrap();
+    let row = app.selected_row().unwrap().clone();
+    let interval = row.slice_hist.clone().unwrap();
     assert!(
-        slice.unwrap().total() > interval.total(),
+        since.slice_hist.unwrap().total() > interval.total(),
         "since start holds more than one interval"
     );
+    // the split waits add up to all waits, since start as in the interval
+    let total = |h: &Option<schedtop::model::Log2Hist>| h.as_ref().map_or(0, |h| h.total());
+    assert_eq!(
+        total(&since.wakeup_wait_hist) + total(&since.preempt_wait_hist),
+        total(&since.wait_hist)
+    );
+    assert!(total(&since.wait_hist) > total(&row.wait_hist));
+    // and the whys since start hold at least the interval's
+    if let (Some(s), Some(i)) = (&since.why, &row.why) {
+        let sum = |b: &[u64]| b.iter().sum::<u64>();
+        assert!(sum(&s.blocked_on) >= sum(&i.blocked_on));
+        assert!(s.preempted_by.is_empty(), "preemptors are per interval");
+    }
+    assert_eq!(app.wait_view, WaitView::All);
+    key(&mut app, KeyCode::Char('w'));
+    assert_eq!(app.wait_view, WaitView::AfterWakeup);
+    key(&mut app, KeyCode::Char('w'));
+    key(&mut app, KeyCode::Char('w'));
+    assert_eq!(app.wait_view, WaitView::All, "w cycles through three");
     key(&mut app, KeyCode::Esc);
     assert!(!app.detail, "Esc closes the detail pane");
     assert_eq!(key(&mut app, KeyCode::F(10)), Effect::Quit);

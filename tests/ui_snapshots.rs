@@ -87,6 +87,34 @@ fn detail_since_start() {
 }
 
 #[test]
+fn detail_waits_after_a_preemption() {
+    let acts = [
+        Action::ToggleDetail,
+        Action::CycleWaitView,
+        Action::CycleWaitView,
+    ];
+    let app = apply(bpf(200, 50), &acts);
+    let row = app.selected_row().unwrap().clone();
+    let preempt = row.preempt_wait_hist.as_ref().unwrap();
+    let all = row.wait_hist.as_ref().unwrap();
+    assert!(preempt.total() > 0 && preempt.total() < all.total());
+    for s in snap("detail_preempt_waits", |w, h| apply(bpf(w, h), &acts)) {
+        assert!(s.contains("run-queue latency: preempted (us)"));
+    }
+    // the drawn counts are the preemption waits' (the screen at 200x50
+    // has room for every non-empty bucket)
+    let s = screen(&app, 200, 50);
+    let drawn: u64 = s
+        .lines()
+        .flat_map(|l| l.split('|').step_by(2))
+        .filter(|cell| cell.contains('['))
+        .filter_map(|cell| cell.split_whitespace().last()?.parse::<u64>().ok())
+        .sum();
+    let slices = row.slice_hist.as_ref().unwrap().total();
+    assert_eq!(drawn, slices + preempt.total(), "{s}");
+}
+
+#[test]
 fn detail_of_a_process() {
     for s in snap("detail_process", |w, h| {
         apply(bpf(w, h), &[Action::ToggleProcesses, Action::ToggleDetail])

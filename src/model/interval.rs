@@ -274,13 +274,21 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
     }
 }
 
-/// Histograms of `key` from `first` to `cur` (the detail pane's "since
-/// start"): a thread that is not in `first` counts from its own start.
-pub fn since_start(
-    first: &Sample,
-    cur: &Sample,
-    key: RowKey,
-) -> (Option<Log2Hist>, Option<Log2Hist>) {
+/// A row's histograms and whys from the first Sample to the current one.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SinceStart {
+    pub slice_hist: Option<Log2Hist>,
+    pub wait_hist: Option<Log2Hist>,
+    pub wakeup_wait_hist: Option<Log2Hist>,
+    pub preempt_wait_hist: Option<Log2Hist>,
+    /// causes and reasons summed (preemptors are kept per interval only:
+    /// the list stays empty)
+    pub why: Option<WhyCounts>,
+}
+
+/// Histograms and whys of `key` from `first` to `cur` (the detail pane's
+/// "since start"): a thread that is not in `first` counts from its own start.
+pub fn since_start(first: &Sample, cur: &Sample, key: RowKey) -> SinceStart {
     let mut total = Totals::default();
     let earlier = crate::model::rates::index_threads(first);
     for t in &cur.threads {
@@ -310,5 +318,17 @@ pub fn since_start(
         });
         total.add(&Totals::from_interval(&iv));
     }
-    (total.slice_hist, total.wait_hist)
+    let mut why = total.why;
+    if let Some(w) = why.as_mut() {
+        w.preempted_by.clear();
+        w.preempted_by_rest = 0;
+        w.label();
+    }
+    SinceStart {
+        slice_hist: total.slice_hist,
+        wait_hist: total.wait_hist,
+        wakeup_wait_hist: total.wakeup_wait_hist,
+        preempt_wait_hist: total.preempt_wait_hist,
+        why,
+    }
 }

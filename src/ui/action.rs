@@ -40,6 +40,9 @@ pub enum Action {
     /// detail histograms: four sub-buckets per octave <-> whole octaves
     /// (bpftrace's hist())
     ToggleOctaves,
+    /// the detail's latency histogram: all waits, after wakeups, after
+    /// preemptions (`w`)
+    CycleWaitView,
     ToggleFollow,
     /// the CPU view, or back to the table when it is on screen
     ShowCpus,

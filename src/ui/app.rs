@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use crate::model::fasthash::{IdMap, IdSet};
 
-use crate::model::{HostInfo, Log2Hist, Sample};
+use crate::model::{HostInfo, Sample};
 
 use super::action::{Action, Effect};
 use super::columns::{self, Column};
@@ -16,7 +16,8 @@ use crate::model::cpus::{self, CpuHistory, CpuView};
 use crate::model::interval::{self as rows, Derived, Row, RowKey, SystemRates};
 
 pub use super::state_types::{
-    HistScope, Mode, RecordingInfo, View, HISTORY_CAP, INTERVAL_STEPS, PENDING_CAP, SERIES_CAP,
+    HistScope, Mode, RecordingInfo, View, WaitView, HISTORY_CAP, INTERVAL_STEPS, PENDING_CAP,
+    SERIES_CAP,
 };
 
 /// The UI's state. Fields are public to read (render, tests); change them
@@ -61,6 +62,8 @@ pub struct AppState {
     pub hist_scope: HistScope,
     /// detail histograms folded to whole octaves (`o`)
     pub hist_octaves: bool,
+    /// which waits the detail's latency histogram counts (`w`)
+    pub wait_view: WaitView,
     pub help: bool,
     /// terminal size (columns, rows)
     pub size: (u16, u16),
@@ -78,8 +81,8 @@ pub struct AppState {
     pub rows: Vec<Row>,
     /// switches/s per row over time, oldest first
     pub series: IdMap<RowKey, VecDeque<u64>>,
-    /// the selected row's histograms since the first Sample (slice, wait)
-    pub since_start: Option<(Option<Log2Hist>, Option<Log2Hist>)>,
+    /// the selected row's histograms and whys since the first Sample
+    pub since_start: Option<rows::SinceStart>,
     /// the last interval per CPU and node→node (None before two Samples)
     pub cpu: Option<CpuView>,
     /// run-queue length per CPU per interval, at most CPU_HISTORY_CAP points
@@ -116,6 +119,7 @@ impl AppState {
             detail: false,
             hist_scope: HistScope::Interval,
             hist_octaves: false,
+            wait_view: WaitView::All,
             help: false,
             size: (80, 24),
             error: None,
@@ -544,6 +548,7 @@ impl AppState {
                 self.refresh_detail();
             }
             Action::ToggleOctaves => self.hist_octaves = !self.hist_octaves,
+            Action::CycleWaitView => self.wait_view = self.wait_view.next(),
             Action::ToggleHistScope => {
                 self.hist_scope = match self.hist_scope {
                     HistScope::Interval => HistScope::SinceStart,

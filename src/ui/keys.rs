@@ -74,6 +74,7 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Enter => Action::ToggleDetail,
         KeyCode::Char('a') => Action::ToggleHistScope,
         KeyCode::Char('o') => Action::ToggleOctaves,
+        KeyCode::Char('w') => Action::CycleWaitView,
         KeyCode::Char('F') => Action::ToggleFollow,
         KeyCode::Char('c') => Action::ShowCpus,
         KeyCode::Char('n') => Action::ShowNuma,
@@ -129,6 +130,10 @@ pub const HELP: &[(&str, &str)] = &[
     (
         "o",
         "detail: whole octaves, as bpftrace hist() <-> sub-buckets",
+    ),
+    (
+        "w",
+        "detail: waits all / after a wakeup / after a preemption",
     ),
     ("F", "follow the selected row across re-sorts"),
     ("space  Z", "pause the screen (collection continues)"),

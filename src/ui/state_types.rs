@@ -38,6 +38,35 @@ pub enum HistScope {
     SinceStart,
 }
 
+/// Which run-queue waits the detail pane's latency histogram counts (`w`):
+/// all of them (as runqlat), those that began at a wakeup, or those that
+/// began at a preemption.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitView {
+    All,
+    AfterWakeup,
+    AfterPreemption,
+}
+
+impl WaitView {
+    pub fn next(self) -> WaitView {
+        match self {
+            WaitView::All => WaitView::AfterWakeup,
+            WaitView::AfterWakeup => WaitView::AfterPreemption,
+            WaitView::AfterPreemption => WaitView::All,
+        }
+    }
+
+    /// The histogram's title.
+    pub fn title(self) -> &'static str {
+        match self {
+            WaitView::All => "run-queue latency",
+            WaitView::AfterWakeup => "run-queue latency: woken",
+            WaitView::AfterPreemption => "run-queue latency: preempted",
+        }
+    }
+}
+
 /// What the header shows of a recording in progress (`R`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecordingInfo {

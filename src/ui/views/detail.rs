@@ -1,6 +1,7 @@
 //! The detail pane (Enter) for the selected thread or process: its figures,
-//! a sparkline of its switch rate, and its on-CPU slice and run-queue
-//! latency histograms for the last interval or since start (`a`).
+//! its whys, a sparkline of its switch rate, and its on-CPU slice and
+//! run-queue latency histograms (all waits, or those after a wakeup or a
+//! preemption: `w`) for the last interval or since start (`a`).
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
@@ -8,7 +9,7 @@ use ratatui::Frame;
 
 use crate::model::interval::{Row, RowKey};
 use crate::model::Log2Hist;
-use crate::ui::app::{AppState, HistScope};
+use crate::ui::app::{AppState, HistScope, WaitView};
 use crate::ui::format::{self, escape_name};
 use crate::ui::theme;
 
@@ -109,8 +110,12 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(figures(r, &series)), line(inner.y, 1));
     let bottom = inner.y + inner.height;
     let why_h = super::why::height(r).min(bottom - inner.y - 1);
+    let since = match (app.hist_scope, &app.since_start) {
+        (HistScope::SinceStart, Some(s)) => s.why.as_ref(),
+        _ => None,
+    };
     f.render_widget(
-        Paragraph::new(super::why::lines(r)),
+        Paragraph::new(super::why::lines(r, since)),
         line(inner.y + 1, why_h),
     );
     let mut y = inner.y + 1 + why_h;
@@ -151,18 +156,35 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     hist_block(
         f,
         Rect::new(inner.x + half, y, inner.width - half, h),
-        "run-queue latency",
+        app.wait_view.title(),
         wait,
         (app.hist_octaves, why_none),
     );
 }
 
-/// The histograms the pane shows for `r`: the interval's or since start.
+/// The histograms the pane shows for `r` (slice, the chosen waits): the
+/// interval's or since start.
 fn hists<'a>(app: &'a AppState, r: &'a Row) -> (Option<&'a Log2Hist>, Option<&'a Log2Hist>) {
-    match (app.hist_scope, &app.since_start) {
-        (HistScope::SinceStart, Some((s, w))) => (s.as_ref(), w.as_ref()),
-        _ => (r.slice_hist.as_ref(), r.wait_hist.as_ref()),
-    }
+    let (slice, all, wakeup, preempt) = match (app.hist_scope, &app.since_start) {
+        (HistScope::SinceStart, Some(s)) => (
+            &s.slice_hist,
+            &s.wait_hist,
+            &s.wakeup_wait_hist,
+            &s.preempt_wait_hist,
+        ),
+        _ => (
+            &r.slice_hist,
+            &r.wait_hist,
+            &r.wakeup_wait_hist,
+            &r.preempt_wait_hist,
+        ),
+    };
+    let wait = match app.wait_view {
+        WaitView::All => all,
+        WaitView::AfterWakeup => wakeup,
+        WaitView::AfterPreemption => preempt,
+    };
+    (slice.as_ref(), wait.as_ref())
 }
 
 /// A source without histograms (procfs) leaves them None for every thread.

@@ -1,5 +1,7 @@
-//! The detail pane's "why" lines: the interval's migrations by cause, what
-//! voluntary switch-outs blocked on, and who ran when the row was preempted.
+//! The detail pane's "why" lines: migrations by cause and what voluntary
+//! switch-outs blocked on (the interval's, or since start with `a`), and who
+//! ran when the row was preempted (always the last interval: preemptors are
+//! not kept beyond it).
 use ratatui::text::{Line, Span};
 
 use crate::model::interval::{Row, RowKey};
@@ -40,7 +42,7 @@ fn causes(w: &WhyCounts) -> Line<'static> {
     Line::from(s)
 }
 
-fn reasons(w: &WhyCounts) -> Line<'static> {
+fn reasons(w: &WhyCounts, since_start: bool) -> Line<'static> {
     let mut s = Vec::new();
     label(&mut s, "blocked on");
     let total: u64 = w.blocked_on.iter().sum();
@@ -51,7 +53,12 @@ fn reasons(w: &WhyCounts) -> Line<'static> {
         .collect();
     by.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
     if by.is_empty() {
-        s.push(Span::styled(" nothing this interval", theme::exited()));
+        let when = if since_start {
+            " nothing since start"
+        } else {
+            " nothing this interval"
+        };
+        s.push(Span::styled(when, theme::exited()));
     }
     for (r, n) in by {
         let pct = n as f64 * 100.0 / total as f64;
@@ -60,9 +67,16 @@ fn reasons(w: &WhyCounts) -> Line<'static> {
     Line::from(s)
 }
 
-fn preemptors(r: &Row, w: &WhyCounts) -> Line<'static> {
+fn preemptors(r: &Row, w: &WhyCounts, since_start: bool) -> Line<'static> {
     let mut s = Vec::new();
-    label(&mut s, "preempted by");
+    label(
+        &mut s,
+        if since_start {
+            "preempted by (last interval)"
+        } else {
+            "preempted by"
+        },
+    );
     if w.preempted_by.is_empty() && w.preempted_by_rest == 0 {
         s.push(Span::styled(" nobody this interval", theme::exited()));
     }
@@ -86,10 +100,17 @@ fn preemptors(r: &Row, w: &WhyCounts) -> Line<'static> {
     Line::from(s)
 }
 
-/// The row's why lines (none without figures).
-pub fn lines(r: &Row) -> Vec<Line<'static>> {
-    match &r.why {
-        Some(w) => vec![causes(w), reasons(w), preemptors(r, w)],
-        None => Vec::new(),
-    }
+/// The row's why lines (none without figures): causes and reasons from
+/// `since_start` when given, else the interval's.
+pub fn lines(r: &Row, since_start: Option<&WhyCounts>) -> Vec<Line<'static>> {
+    let Some(w) = &r.why else {
+        return Vec::new();
+    };
+    let scope = since_start.unwrap_or(w);
+    let since = since_start.is_some();
+    vec![
+        causes(scope),
+        reasons(scope, since),
+        preemptors(r, w, since),
+    ]
 }
