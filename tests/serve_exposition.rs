@@ -58,6 +58,11 @@ fn totals(threads: usize, samples: usize) -> Totals {
         s.cgroups = cgroups(i as u64);
         for (j, th) in s.threads.iter_mut().enumerate() {
             th.cgroup = Some((j % 3) as u32);
+            // whys that grow with the counters they explain
+            let mut w = schedtop::model::why::WhySample::default();
+            w.blocked_on[3] = th.voluntary / 2;
+            w.migrations_by_cause[1] = th.migrations.unwrap_or(0) / 2;
+            th.why = Some(w);
         }
         t.pressure = parse(&format!(
             "some avg10=1.{i} avg60=2.00 avg300=3.00 total={}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
@@ -216,6 +221,9 @@ fn a_strict_openmetrics_parser_reads_every_level() {
         "schedtop_cpu_pressure_ratio",
         "schedtop_omitted",
         "schedtop_build",
+        "schedtop_migrations_by_cause",
+        "schedtop_process_blocked_on",
+        "schedtop_thread_migrations_by_cause",
     ] {
         assert!(parsed.families.contains_key(name), "{name} missing");
     }
