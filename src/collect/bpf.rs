@@ -9,17 +9,15 @@ use libbpf_rs::{Link, MapCore, MapFlags};
 
 use super::bpf_load::{load, Loaded};
 pub use super::bpf_load::{BucketCode, Storage};
-use super::bpf_maps::{comm_string, read_hash_map, read_pod};
-use super::bpf_threads::{key_of, ThreadBook};
+use super::bpf_maps::{read_hash_map, read_pod};
+use super::bpf_thread_sample::ThreadsOut;
+use super::bpf_threads::ThreadBook;
 use super::cgroups::{CgroupCollector, CgroupTable};
 use super::exit_drainer::ExitDrainer;
 use super::features::{Feature, Features};
 use super::perf::open_cpu_clock;
 use super::system::{monotonic_ns, now_ns, read_cpu_busy_ns, read_system};
-use crate::model::{
-    Baseline, CpuSample, Log2Hist, Losses, MigrationCount, RqSample, Sample, ThreadAttrs,
-    ThreadSample, Topology,
-};
+use crate::model::{CpuSample, Losses, MigrationCount, RqSample, Sample, Topology};
 
 use super::bpf_skel::types::{cpu_stats, drop_stats, thread_stats};
 use super::bpf_skel::SchedtopSkel;
@@ -29,6 +27,8 @@ use super::bpf_skel::SchedtopSkel;
 pub const RQ_FREQ_HZ: u32 = 99;
 /// Queue lengths below this are counted exactly (bpf/schedtop.h RQ_LINEAR).
 pub const RQ_LINEAR: usize = 32;
+/// Bytes read from the task iterator at a time.
+const ITER_CHUNK: usize = 64 << 10;
 
 pub struct BpfSource {
     skel: SchedtopSkel<'static>,
@@ -40,13 +40,13 @@ pub struct BpfSource {
     rq_error: Option<String>,
     /// the task iterator's link: each drain opens one pass over all threads
     iter_link: Link,
-    /// bytes the last pass of the iterator produced
-    iter_bytes: std::cell::Cell<usize>,
     /// CLOCK_MONOTONIC of the previous drain: threads started after it
     /// began from zero during the interval
     last_drain_ns: u64,
     exits: ExitDrainer,
     book: ThreadBook,
+    /// threads the last drain reported (the next one's capacity)
+    last_threads: usize,
     pid_filter: Vec<u32>,
     cgroups: CgroupCollector,
 }
@@ -164,8 +164,8 @@ impl BpfSource {
             _rq_events: rq_events,
             rq_error,
             iter_link,
-            iter_bytes: std::cell::Cell::new(0),
             last_drain_ns: attach_ns,
+            last_threads: 0,
             exits,
             book: ThreadBook::default(),
             pid_filter,
@@ -195,12 +195,15 @@ impl BpfSource {
     /// yet. Tests use it to check that thread churn leaves nothing behind.
     pub fn map_entries(&self) -> Result<Vec<(u32, u32, bool)>> {
         let mut out: Vec<_> = match self.storage {
-            Storage::TaskStorage => self
-                .iterate_threads()?
-                .into_iter()
-                .filter(|s| s.seen != 0)
-                .map(|s| (s.tid, s.pid, false))
-                .collect(),
+            Storage::TaskStorage => {
+                let mut v = Vec::new();
+                each_thread_record(&self.iter_link, |s| {
+                    if s.seen != 0 {
+                        v.push((s.tid, s.pid, false));
+                    }
+                })?;
+                v
+            }
             Storage::TidHash => read_hash_map(&self.skel.maps.thread_hash)?
                 .into_iter()
                 .map(|(_, v)| read_pod::<thread_stats>(&v))
@@ -218,17 +221,6 @@ impl BpfSource {
     }
 
     /// One pass of the task iterator: a record per thread alive now.
-    fn iterate_threads(&self) -> Result<Vec<thread_stats>> {
-        let mut it = libbpf_rs::Iter::new(&self.iter_link).context("starting the task iterator")?;
-        // sized like last time: no regrowing and copying with 10,000 threads
-        let mut bytes = Vec::with_capacity(self.iter_bytes.get() + (64 << 10));
-        it.read_to_end(&mut bytes)
-            .context("reading the task iterator")?;
-        self.iter_bytes.set(bytes.len());
-        let size = std::mem::size_of::<thread_stats>();
-        Ok(bytes.chunks_exact(size).map(read_pod).collect())
-    }
-
     /// The tid-keyed map keeps the state of a thread whose final switch was
     /// never traced: delete entries of threads that are gone (not listed by
     /// the iterator that started at `iter_start_ns`, and older than it).
@@ -253,63 +245,38 @@ impl BpfSource {
         // exited first: a dying thread may still be listed by the iterator
         // (until it is reaped); its exited record is the final one
         let (exited, exits_dropped) = self.exits.take()?;
-        let exited: Vec<thread_stats> = exited.iter().map(|(_, v)| read_pod(v)).collect();
+        let mut exited: Vec<thread_stats> = exited.iter().map(|(_, v)| read_pod(v)).collect();
         let iter_start_ns = monotonic_ns();
-        let live = self.iterate_threads()?;
-        let drained = self.book.drain(exited, live);
+        let mut pairs = super::why_drain::take_pairs(&self.skel.maps.preempt_pairs)?;
+        let mut pass = self.book.begin(&mut exited);
+        let mut out = ThreadsOut {
+            born_after: self.last_drain_ns,
+            pid_filter: &self.pid_filter,
+            threads: Vec::with_capacity(self.last_threads + 64),
+            cgroups: CgroupTable::default(),
+        };
+        for s in &exited {
+            out.push(s, true, false, &mut self.cgroups, &mut pairs);
+        }
+        let (book, cgroups) = (&mut self.book, &mut self.cgroups);
+        let listed = each_thread_record(&self.iter_link, |s| {
+            if let Some((s, late_new)) = book.offer(&mut pass, s) {
+                out.push(&s, false, late_new, cgroups, &mut pairs);
+            }
+        });
+        if let Err(e) = listed {
+            // a pass cut short says nothing about the threads it missed
+            self.book.abandon(pass);
+            return Err(e);
+        }
+        self.book.finish(pass);
+        let ThreadsOut {
+            threads, cgroups, ..
+        } = out;
         if self.storage == Storage::TidHash {
             self.sweep_tid_map(iter_start_ns)?;
         }
-
-        let mut pairs = super::why_drain::take_pairs(&self.skel.maps.preempt_pairs)?;
-        let born_after = self.last_drain_ns;
-        let mut threads = Vec::with_capacity(drained.threads.len());
-        let mut cgroups = CgroupTable::default();
-        for (s, is_exited) in &drained.threads {
-            if !self.pid_filter.is_empty() && !self.pid_filter.contains(&s.pid) {
-                continue;
-            }
-            let new = s.start_time >= born_after || drained.late_new.contains(&key_of(s));
-            threads.push(ThreadSample {
-                tid: s.tid,
-                pid: s.pid,
-                comm: comm_string(&s.comm),
-                process_comm: comm_string(&s.process_comm),
-                cpu: s.last_cpu,
-                start_time_ns: s.start_time,
-                voluntary: s.nvcsw,
-                involuntary: s.nivcsw,
-                oncpu_ns: s.oncpu_ns,
-                wait_ns: s.wait_ns,
-                migrations: Some(s.migrations),
-                cross_node_migrations: Some(s.cross_node_migrations),
-                slice_hist: Some(Log2Hist::from_counts(
-                    s.slice_hist.iter().map(|&c| u64::from(c)),
-                )),
-                wait_hist: Some(Log2Hist::from_counts(
-                    s.wakeup_wait_hist
-                        .iter()
-                        .zip(&s.preempt_wait_hist)
-                        .map(|(&w, &p)| u64::from(w) + u64::from(p)),
-                )),
-                wakeup_wait_hist: Some(Log2Hist::from_counts(
-                    s.wakeup_wait_hist.iter().map(|&c| u64::from(c)),
-                )),
-                preempt_wait_hist: Some(Log2Hist::from_counts(
-                    s.preempt_wait_hist.iter().map(|&c| u64::from(c)),
-                )),
-                // every thread alive at the previous drain is in that Sample;
-                // one started since began from zero
-                baseline: new.then(Baseline::default),
-                exited: *is_exited,
-                // the exit path does not read it
-                attrs: ThreadAttrs {
-                    nice: (!*is_exited).then_some(s.nice as i8),
-                },
-                cgroup: self.cgroups.intern_id(&mut cgroups, s.cgroup_id),
-                why: Some(super::why_drain::why_of(s, &mut pairs)),
-            });
-        }
+        self.last_threads = threads.len();
         self.last_drain_ns = mono_ns;
 
         let cpus = self.read_cpus(&per_cpu);
@@ -421,4 +388,31 @@ impl BpfSource {
             preempt_pairs_full: d.preempt_pairs_full,
         })
     }
+}
+
+/// One pass of the task iterator, each record handed to `f` as it is
+/// read: 64 KiB at a time, never a buffer for every thread (50,000
+/// records are 76 MB).
+fn each_thread_record(link: &Link, mut f: impl FnMut(thread_stats)) -> Result<()> {
+    let mut it = libbpf_rs::Iter::new(link).context("starting the task iterator")?;
+    let size = std::mem::size_of::<thread_stats>();
+    let mut buf = vec![0u8; ITER_CHUNK + size];
+    // bytes at the front of `buf` that hold a record cut by a read
+    let mut held = 0;
+    loop {
+        let n = match it.read(&mut buf[held..]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).context("reading the task iterator"),
+        };
+        let end = held + n;
+        let whole = end - end % size;
+        for rec in buf[..whole].chunks_exact(size) {
+            f(read_pod(rec));
+        }
+        buf.copy_within(whole..end, 0);
+        held = end - whole;
+    }
+    Ok(())
 }

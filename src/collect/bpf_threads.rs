@@ -19,7 +19,8 @@ pub fn key_of(s: &thread_stats) -> ThreadKey {
     (s.tid, s.start_time)
 }
 
-/// What one drain reports.
+/// What one drain reports (the whole-list form, `ThreadBook::drain`).
+#[cfg(test)]
 pub struct Drained {
     /// (record, exited), each thread once
     pub threads: Vec<(thread_stats, bool)>,
@@ -28,10 +29,101 @@ pub struct Drained {
     pub late_new: IdSet<ThreadKey>,
 }
 
+/// Of a thread's last good copy, what a torn copy takes from it: the
+/// counters the probe keeps, its histograms as (slot, count) pairs of the
+/// non-empty slots only (an idle thread's few; the whole record is 1.5 KB).
+struct LastGood {
+    nvcsw: u64,
+    nivcsw: u64,
+    switch_outs: u64,
+    cross_node_migrations: u64,
+    mig_cause: [u64; 5],
+    blocked_on: [u64; 9],
+    cgroup_id: u64,
+    seen: u32,
+    /// slot index into slice, wakeup wait, preempt wait (in that order,
+    /// HIST_SLOTS each) and its count
+    hists: Box<[(u16, u32)]>,
+}
+
+fn hists_of(s: &thread_stats) -> [&[u32]; 3] {
+    [&s.slice_hist, &s.wakeup_wait_hist, &s.preempt_wait_hist]
+}
+
+impl LastGood {
+    fn of(s: &thread_stats) -> LastGood {
+        let n = s.slice_hist.len();
+        let hists = hists_of(s)
+            .iter()
+            .enumerate()
+            .flat_map(|(h, slots)| {
+                slots
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &c)| c != 0)
+                    .map(move |(i, &c)| ((h * n + i) as u16, c))
+            })
+            .collect();
+        LastGood {
+            nvcsw: s.nvcsw,
+            nivcsw: s.nivcsw,
+            switch_outs: s.switch_outs,
+            cross_node_migrations: s.cross_node_migrations,
+            mig_cause: s.mig_cause,
+            blocked_on: s.blocked_on,
+            cgroup_id: s.cgroup_id,
+            seen: s.seen,
+            hists,
+        }
+    }
+
+    /// Nothing the probe counts moved: the switch-out and migrate probes
+    /// change these together with the histograms.
+    fn same_as(&self, s: &thread_stats) -> bool {
+        self.switch_outs == s.switch_outs
+            && self.nvcsw == s.nvcsw
+            && self.nivcsw == s.nivcsw
+            && self.seen == s.seen
+            && self.cross_node_migrations == s.cross_node_migrations
+            && self.mig_cause == s.mig_cause
+            && self.cgroup_id == s.cgroup_id
+    }
+
+    /// Keep a torn record's identity and kernel-read fields, take the
+    /// counters kept by the probe from this last good copy.
+    fn mend(&self, torn: &thread_stats) -> thread_stats {
+        let mut out = *torn;
+        out.nvcsw = self.nvcsw;
+        out.nivcsw = self.nivcsw;
+        out.switch_outs = self.switch_outs;
+        out.cross_node_migrations = self.cross_node_migrations;
+        out.mig_cause = self.mig_cause;
+        out.blocked_on = self.blocked_on;
+        out.seen = self.seen;
+        out.torn = 0;
+        if out.cgroup_id == 0 {
+            out.cgroup_id = self.cgroup_id;
+        }
+        let n = out.slice_hist.len();
+        out.slice_hist.fill(0);
+        out.wakeup_wait_hist.fill(0);
+        out.preempt_wait_hist.fill(0);
+        for &(at, c) in self.hists.iter() {
+            let (h, i) = (usize::from(at) / n, usize::from(at) % n);
+            match h {
+                0 => out.slice_hist[i] = c,
+                1 => out.wakeup_wait_hist[i] = c,
+                _ => out.preempt_wait_hist[i] = c,
+            }
+        }
+        out
+    }
+}
+
 #[derive(Default)]
 pub struct ThreadBook {
-    /// the live records reported by the previous drain (good copies)
-    last: Vec<thread_stats>,
+    /// the live threads reported by the previous drain (good copies)
+    last: IdMap<ThreadKey, LastGood>,
     /// threads exited in the previous drain (zombie leaders stay listed)
     last_exited: IdSet<ThreadKey>,
     /// new threads whose first copy was torn: reported next time
@@ -44,110 +136,115 @@ pub struct ThreadBook {
     pub exits_untraced: u64,
 }
 
-/// Keep a torn record's identity and kernel-read fields, take the counters
-/// kept by the probe from the last good copy.
-fn mend(torn: &thread_stats, good: &thread_stats) -> thread_stats {
-    let mut out = *torn;
-    out.nvcsw = good.nvcsw;
-    out.nivcsw = good.nivcsw;
-    out.switch_outs = good.switch_outs;
-    out.cross_node_migrations = good.cross_node_migrations;
-    out.slice_hist = good.slice_hist;
-    out.wakeup_wait_hist = good.wakeup_wait_hist;
-    out.preempt_wait_hist = good.preempt_wait_hist;
-    out.mig_cause = good.mig_cause;
-    out.blocked_on = good.blocked_on;
-    out.seen = good.seen;
-    out.torn = 0;
-    if out.cgroup_id == 0 {
-        out.cgroup_id = good.cgroup_id;
-    }
-    out
+/// One drain in progress: the records stream through `offer` one by one
+/// (no list of every thread's 1.5 KB record is ever held).
+pub struct Pass {
+    dead: IdSet<ThreadKey>,
+    /// exited threads still listed (a zombie leader until its process is
+    /// reaped) stay remembered as long as they are listed
+    still_exited: IdSet<ThreadKey>,
+    kept: IdMap<ThreadKey, LastGood>,
+    deferred: IdSet<ThreadKey>,
 }
 
 impl ThreadBook {
-    pub fn drain(&mut self, exited: Vec<thread_stats>, live: Vec<thread_stats>) -> Drained {
-        let dead: IdSet<ThreadKey> = exited.iter().map(key_of).collect();
-        let mut index: Option<IdMap<ThreadKey, usize>> = None;
-        let mut kept = Vec::with_capacity(live.len());
-        let mut late_new = IdSet::default();
-        let mut deferred = IdSet::default();
-        // exited threads still listed (a zombie leader until its process is
-        // reaped) stay remembered as long as they are listed
-        let mut still_exited = dead.clone();
-        for s in live {
-            let key = key_of(&s);
-            if dead.contains(&key) {
-                continue;
-            }
-            if self.last_exited.contains(&key) {
-                still_exited.insert(key);
-                continue;
-            }
-            let s = if s.torn != 0 {
-                self.torn_reads += 1;
-                let index = index.get_or_insert_with(|| {
-                    self.last
-                        .iter()
-                        .enumerate()
-                        .map(|(i, r)| (key_of(r), i))
-                        .collect()
-                });
-                match index.get(&key) {
-                    Some(&i) => mend(&s, &self.last[i]),
-                    None => {
-                        deferred.insert(key);
-                        continue;
-                    }
+    /// Start a drain with the exited threads' final records; returns them
+    /// ready to report (the exit path does not read the cgroup: the last
+    /// listing's holds).
+    pub fn begin(&self, exited: &mut [thread_stats]) -> Pass {
+        for s in exited.iter_mut() {
+            if s.cgroup_id == 0 {
+                if let Some(l) = self.last.get(&key_of(s)) {
+                    s.cgroup_id = l.cgroup_id;
                 }
-            } else {
-                if self.deferred.contains(&key) {
-                    late_new.insert(key);
-                }
-                s
-            };
-            kept.push(s);
+            }
         }
+        let dead: IdSet<ThreadKey> = exited.iter().map(key_of).collect();
+        Pass {
+            still_exited: dead.clone(),
+            dead,
+            kept: IdMap::default(),
+            deferred: IdSet::default(),
+        }
+    }
+
+    /// A record the iterator listed: the record to report and whether the
+    /// thread is new since the previous drain despite its start time (its
+    /// first copy was torn then), or None when it is not reported.
+    pub fn offer(&mut self, pass: &mut Pass, s: thread_stats) -> Option<(thread_stats, bool)> {
+        let key = key_of(&s);
+        if pass.dead.contains(&key) {
+            return None;
+        }
+        if self.last_exited.contains(&key) {
+            pass.still_exited.insert(key);
+            return None;
+        }
+        let (s, late_new) = if s.torn != 0 {
+            self.torn_reads += 1;
+            match self.last.get(&key) {
+                Some(l) => (l.mend(&s), false),
+                None => {
+                    pass.deferred.insert(key);
+                    return None;
+                }
+            }
+        } else {
+            (s, self.deferred.contains(&key))
+        };
+        match self.last.remove(&key) {
+            // unchanged since (an idle thread, or a mended copy): no rebuild
+            Some(l) if l.same_as(&s) => pass.kept.insert(key, l),
+            _ => pass.kept.insert(key, LastGood::of(&s)),
+        };
+        Some((s, late_new))
+    }
+
+    /// End the drain: what the previous one listed and this one did not
+    /// (nor reported exited) vanished.
+    pub fn finish(&mut self, pass: Pass) {
         // vanished without an exit record: the final switch was not traced
         // (or the record comes with the next drain)
-        let now: IdSet<ThreadKey> = kept
+        self.exits_untraced += self
+            .vanished
             .iter()
-            .map(key_of)
-            .chain(deferred.iter().copied())
-            .collect();
-        self.exits_untraced += self.vanished.iter().filter(|k| !dead.contains(k)).count() as u64;
+            .filter(|k| !pass.dead.contains(k))
+            .count() as u64;
+        // `last` now holds only the threads this pass did not list
         self.vanished = self
             .last
-            .iter()
-            .map(key_of)
-            .filter(|k| !now.contains(k) && !dead.contains(k))
+            .keys()
+            .filter(|k| !pass.deferred.contains(k) && !pass.dead.contains(k))
+            .copied()
             .collect();
-        // the exit path does not read the cgroup: the last listing's holds
-        let last_index: IdMap<ThreadKey, usize> = if exited.is_empty() {
-            IdMap::default()
-        } else {
-            self.last
-                .iter()
-                .enumerate()
-                .map(|(i, r)| (key_of(r), i))
-                .collect()
-        };
-        let threads = exited
-            .iter()
-            .map(|s| {
-                let mut s = *s;
-                if s.cgroup_id == 0 {
-                    if let Some(&i) = last_index.get(&key_of(&s)) {
-                        s.cgroup_id = self.last[i].cgroup_id;
-                    }
+        self.last = pass.kept;
+        self.last_exited = pass.still_exited;
+        self.deferred = pass.deferred;
+    }
+
+    /// A drain that failed part-way: keep what the previous one knew (and
+    /// the copies this one got), decide nothing about the rest.
+    pub fn abandon(&mut self, pass: Pass) {
+        self.last.extend(pass.kept);
+        self.deferred.extend(pass.deferred);
+    }
+
+    /// The whole drain at once (tests): exited first, then the listed.
+    #[cfg(test)]
+    pub fn drain(&mut self, mut exited: Vec<thread_stats>, live: Vec<thread_stats>) -> Drained {
+        let mut pass = self.begin(&mut exited);
+        let mut late_new = IdSet::default();
+        let mut threads: Vec<(thread_stats, bool)> =
+            exited.into_iter().map(|s| (s, true)).collect();
+        for s in live {
+            if let Some((s, new)) = self.offer(&mut pass, s) {
+                if new {
+                    late_new.insert(key_of(&s));
                 }
-                (s, true)
-            })
-            .chain(kept.iter().map(|s| (*s, false)))
-            .collect();
-        self.last = kept;
-        self.last_exited = still_exited;
-        self.deferred = deferred;
+                threads.push((s, false));
+            }
+        }
+        self.finish(pass);
         Drained { threads, late_new }
     }
 
@@ -155,9 +252,9 @@ impl ThreadBook {
     /// the next drain after a torn first copy).
     pub fn last_live(&self) -> IdSet<ThreadKey> {
         self.last
-            .iter()
-            .map(key_of)
-            .chain(self.deferred.iter().copied())
+            .keys()
+            .chain(self.deferred.iter())
+            .copied()
             .collect()
     }
 }
@@ -209,6 +306,51 @@ mod tests {
         assert_eq!(b.torn_reads, 1);
         let d = b.drain(vec![], vec![rec(1, 12, false), rec(2, 7, false)]);
         assert_eq!(counts(&d), [(1, 12, 12, false), (2, 7, 7, false)]);
+        assert_eq!(b.exits_untraced, 0);
+    }
+
+    #[test]
+    fn a_mended_copy_has_every_histogram_slot_and_why_of_the_last_good_one() {
+        let mut b = ThreadBook::default();
+        let mut good = rec(1, 10, false);
+        let n = good.slice_hist.len();
+        good.slice_hist[n - 1] = 7;
+        good.wakeup_wait_hist[0] = u32::MAX;
+        good.preempt_wait_hist[n / 2] = 3;
+        good.blocked_on[2] = 4;
+        good.mig_cause[1] = 5;
+        b.drain(vec![], vec![good]);
+        // the same thread again, unchanged: the kept copy is reused; then
+        // migrated by the load balancer without a switch: rebuilt
+        let mut moved = good;
+        moved.mig_cause[1] = 6;
+        b.drain(vec![], vec![good]);
+        b.drain(vec![], vec![moved]);
+        let mut torn = rec(1, 0, true);
+        torn.nice = -3;
+        let d = b.drain(vec![], vec![torn]);
+        let (m, _) = d.threads[0];
+        assert_eq!(m.slice_hist, moved.slice_hist);
+        assert_eq!(m.wakeup_wait_hist, moved.wakeup_wait_hist);
+        assert_eq!(m.preempt_wait_hist, moved.preempt_wait_hist);
+        assert_eq!(
+            (m.blocked_on, m.mig_cause),
+            (moved.blocked_on, moved.mig_cause)
+        );
+        assert_eq!((m.nvcsw, m.nice, m.torn), (10, -3, 0));
+    }
+
+    #[test]
+    fn an_abandoned_pass_forgets_nothing() {
+        let mut b = ThreadBook::default();
+        b.drain(vec![], vec![rec(1, 1, false), rec(2, 1, false)]);
+        let mut pass = b.begin(&mut []);
+        assert!(b.offer(&mut pass, rec(1, 2, false)).is_some());
+        b.abandon(pass);
+        // 2 was never reached: neither vanished nor forgotten
+        let d = b.drain(vec![], vec![rec(1, 3, false), rec(2, 0, true)]);
+        assert_eq!(counts(&d), [(1, 3, 3, false), (2, 1, 1, false)]);
+        b.drain(vec![], vec![rec(1, 3, false), rec(2, 2, false)]);
         assert_eq!(b.exits_untraced, 0);
     }
 

@@ -4,6 +4,7 @@ pub mod bpf;
 mod bpf_load;
 mod bpf_maps;
 mod bpf_skel;
+mod bpf_thread_sample;
 mod bpf_threads;
 pub mod cgroup_ids;
 pub mod cgroupfs;

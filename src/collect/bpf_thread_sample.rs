@@ -1,0 +1,69 @@
+//! One probe record to one `ThreadSample`, as the drain streams them.
+use crate::model::fasthash::IdMap;
+use crate::model::{Baseline, Log2Hist, ThreadAttrs, ThreadSample};
+
+use super::bpf_maps::comm_string;
+use super::bpf_skel::types::thread_stats;
+use super::cgroups::{CgroupCollector, CgroupTable};
+
+/// The thread list a drain builds.
+pub(super) struct ThreadsOut<'a> {
+    /// CLOCK_MONOTONIC of the previous drain: threads started after it
+    /// began from zero during the interval
+    pub born_after: u64,
+    pub pid_filter: &'a [u32],
+    pub threads: Vec<ThreadSample>,
+    pub cgroups: CgroupTable,
+}
+
+impl ThreadsOut<'_> {
+    /// Add `s` (an exited thread's final record, or a listed one; `late_new`:
+    /// new although its start time is older, see `ThreadBook::offer`).
+    pub fn push(
+        &mut self,
+        s: &thread_stats,
+        exited: bool,
+        late_new: bool,
+        cgroups: &mut CgroupCollector,
+        pairs: &mut IdMap<u32, Vec<(u32, u64)>>,
+    ) {
+        if !self.pid_filter.is_empty() && !self.pid_filter.contains(&s.pid) {
+            return;
+        }
+        let new = s.start_time >= self.born_after || late_new;
+        let hist = |h: &[u32]| Log2Hist::from_counts(h.iter().map(|&c| u64::from(c)));
+        self.threads.push(ThreadSample {
+            tid: s.tid,
+            pid: s.pid,
+            comm: comm_string(&s.comm),
+            process_comm: comm_string(&s.process_comm),
+            cpu: s.last_cpu,
+            start_time_ns: s.start_time,
+            voluntary: s.nvcsw,
+            involuntary: s.nivcsw,
+            oncpu_ns: s.oncpu_ns,
+            wait_ns: s.wait_ns,
+            migrations: Some(s.migrations),
+            cross_node_migrations: Some(s.cross_node_migrations),
+            slice_hist: Some(hist(&s.slice_hist)),
+            wait_hist: Some(Log2Hist::from_counts(
+                s.wakeup_wait_hist
+                    .iter()
+                    .zip(&s.preempt_wait_hist)
+                    .map(|(&w, &p)| u64::from(w) + u64::from(p)),
+            )),
+            wakeup_wait_hist: Some(hist(&s.wakeup_wait_hist)),
+            preempt_wait_hist: Some(hist(&s.preempt_wait_hist)),
+            // every thread alive at the previous drain is in that Sample;
+            // one started since began from zero
+            baseline: new.then(Baseline::default),
+            exited,
+            // the exit path does not read it
+            attrs: ThreadAttrs {
+                nice: (!exited).then_some(s.nice as i8),
+            },
+            cgroup: cgroups.intern_id(&mut self.cgroups, s.cgroup_id),
+            why: Some(super::why_drain::why_of(s, pairs)),
+        });
+    }
+}
