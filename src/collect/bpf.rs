@@ -11,7 +11,7 @@ use super::bpf_load::{load, Loaded};
 pub use super::bpf_load::{BucketCode, Storage};
 use super::bpf_maps::{read_hash_map, read_pod};
 use super::bpf_thread_sample::ThreadsOut;
-use super::bpf_threads::ThreadBook;
+use super::bpf_threads::{Offer, ThreadBook};
 use super::cgroups::{CgroupCollector, CgroupTable};
 use super::exit_drainer::ExitDrainer;
 use super::features::{Feature, Features};
@@ -259,10 +259,10 @@ impl BpfSource {
             out.push(s, true, false, &mut self.cgroups, &mut pairs);
         }
         let (book, cgroups) = (&mut self.book, &mut self.cgroups);
-        let listed = each_thread_record(&self.iter_link, |s| {
-            if let Some((s, late_new)) = book.offer(&mut pass, s) {
-                out.push(&s, false, late_new, cgroups, &mut pairs);
-            }
+        let listed = each_thread_record(&self.iter_link, |s| match book.offer(&mut pass, s) {
+            Offer::Skip => {}
+            Offer::Report { late_new } => out.push(s, false, late_new, cgroups, &mut pairs),
+            Offer::Mended(m) => out.push(&m, false, false, cgroups, &mut pairs),
         });
         if let Err(e) = listed {
             // a pass cut short says nothing about the threads it missed
@@ -392,27 +392,34 @@ impl BpfSource {
 
 /// One pass of the task iterator, each record handed to `f` as it is
 /// read: 64 KiB at a time, never a buffer for every thread (50,000
-/// records are 76 MB).
-fn each_thread_record(link: &Link, mut f: impl FnMut(thread_stats)) -> Result<()> {
+/// records are 76 MB), read straight into aligned records (no copy).
+fn each_thread_record(link: &Link, mut f: impl FnMut(&thread_stats)) -> Result<()> {
     let mut it = libbpf_rs::Iter::new(link).context("starting the task iterator")?;
     let size = std::mem::size_of::<thread_stats>();
-    let mut buf = vec![0u8; ITER_CHUNK + size];
-    // bytes at the front of `buf` that hold a record cut by a read
+    let mut recs = vec![thread_stats::default(); ITER_CHUNK / size + 1];
+    // bytes at the front that hold a record cut by a read
     let mut held = 0;
+    // SAFETY (both views): thread_stats is a repr(C) struct of integers
+    // generated from the BPF program's BTF, so every byte pattern is a valid
+    // value, and the slice covers exactly the vector's initialised records.
+    let as_bytes = |recs: &mut Vec<thread_stats>| unsafe {
+        std::slice::from_raw_parts_mut(recs.as_mut_ptr() as *mut u8, recs.len() * size)
+    };
     loop {
-        let n = match it.read(&mut buf[held..]) {
+        let n = match it.read(&mut as_bytes(&mut recs)[held..]) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e).context("reading the task iterator"),
         };
         let end = held + n;
-        let whole = end - end % size;
-        for rec in buf[..whole].chunks_exact(size) {
-            f(read_pod(rec));
+        let whole = end / size;
+        for r in &recs[..whole] {
+            f(r);
         }
-        buf.copy_within(whole..end, 0);
-        held = end - whole;
+        // a record cut by the read: its bytes to the front, the rest follows
+        as_bytes(&mut recs).copy_within(whole * size..end, 0);
+        held = end - whole * size;
     }
     Ok(())
 }

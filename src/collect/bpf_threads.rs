@@ -41,6 +41,8 @@ struct LastGood {
     blocked_on: [u64; 9],
     cgroup_id: u64,
     seen: u32,
+    /// the drain that last listed the thread (`ThreadBook::generation`)
+    listed: u32,
     /// slot index into slice, wakeup wait, preempt wait (in that order,
     /// HIST_SLOTS each) and its count
     hists: Box<[(u16, u32)]>,
@@ -51,7 +53,7 @@ fn hists_of(s: &thread_stats) -> [&[u32]; 3] {
 }
 
 impl LastGood {
-    fn of(s: &thread_stats) -> LastGood {
+    fn of(s: &thread_stats, listed: u32) -> LastGood {
         let n = s.slice_hist.len();
         let hists = hists_of(s)
             .iter()
@@ -73,6 +75,7 @@ impl LastGood {
             blocked_on: s.blocked_on,
             cgroup_id: s.cgroup_id,
             seen: s.seen,
+            listed,
             hists,
         }
     }
@@ -122,8 +125,11 @@ impl LastGood {
 
 #[derive(Default)]
 pub struct ThreadBook {
-    /// the live threads reported by the previous drain (good copies)
+    /// the live threads reported by the previous drain (good copies); a
+    /// drain marks what it lists with its generation rather than moving
+    /// 50,000 entries to a new map
     last: IdMap<ThreadKey, LastGood>,
+    generation: u32,
     /// threads exited in the previous drain (zombie leaders stay listed)
     last_exited: IdSet<ThreadKey>,
     /// new threads whose first copy was torn: reported next time
@@ -139,19 +145,31 @@ pub struct ThreadBook {
 /// One drain in progress: the records stream through `offer` one by one
 /// (no list of every thread's 1.5 KB record is ever held).
 pub struct Pass {
+    generation: u32,
     dead: IdSet<ThreadKey>,
     /// exited threads still listed (a zombie leader until its process is
     /// reaped) stay remembered as long as they are listed
     still_exited: IdSet<ThreadKey>,
-    kept: IdMap<ThreadKey, LastGood>,
     deferred: IdSet<ThreadKey>,
+}
+
+/// What `offer` makes of a listed record.
+pub enum Offer {
+    /// not reported (exited, or a new thread's torn first copy)
+    Skip,
+    /// reported as read; `late_new`: new since the previous drain although
+    /// its start time is older (its first copy was torn then)
+    Report { late_new: bool },
+    /// a torn copy of a known thread, mended from its last good one
+    Mended(Box<thread_stats>),
 }
 
 impl ThreadBook {
     /// Start a drain with the exited threads' final records; returns them
     /// ready to report (the exit path does not read the cgroup: the last
     /// listing's holds).
-    pub fn begin(&self, exited: &mut [thread_stats]) -> Pass {
+    pub fn begin(&mut self, exited: &mut [thread_stats]) -> Pass {
+        self.generation = self.generation.wrapping_add(1);
         for s in exited.iter_mut() {
             if s.cgroup_id == 0 {
                 if let Some(l) = self.last.get(&key_of(s)) {
@@ -161,43 +179,48 @@ impl ThreadBook {
         }
         let dead: IdSet<ThreadKey> = exited.iter().map(key_of).collect();
         Pass {
+            generation: self.generation,
             still_exited: dead.clone(),
             dead,
-            kept: IdMap::default(),
             deferred: IdSet::default(),
         }
     }
 
-    /// A record the iterator listed: the record to report and whether the
-    /// thread is new since the previous drain despite its start time (its
-    /// first copy was torn then), or None when it is not reported.
-    pub fn offer(&mut self, pass: &mut Pass, s: thread_stats) -> Option<(thread_stats, bool)> {
-        let key = key_of(&s);
+    /// A record the iterator listed: what to report of it.
+    pub fn offer(&mut self, pass: &mut Pass, s: &thread_stats) -> Offer {
+        let key = key_of(s);
         if pass.dead.contains(&key) {
-            return None;
+            return Offer::Skip;
         }
         if self.last_exited.contains(&key) {
             pass.still_exited.insert(key);
-            return None;
+            return Offer::Skip;
         }
-        let (s, late_new) = if s.torn != 0 {
+        let g = pass.generation;
+        if s.torn != 0 {
             self.torn_reads += 1;
-            match self.last.get(&key) {
-                Some(l) => (l.mend(&s), false),
+            return match self.last.get_mut(&key) {
+                Some(l) => {
+                    l.listed = g;
+                    Offer::Mended(Box::new(l.mend(s)))
+                }
                 None => {
                     pass.deferred.insert(key);
-                    return None;
+                    Offer::Skip
                 }
+            };
+        }
+        match self.last.get_mut(&key) {
+            // unchanged since (an idle thread): nothing to rebuild
+            Some(l) if l.same_as(s) => l.listed = g,
+            Some(l) => *l = LastGood::of(s, g),
+            None => {
+                self.last.insert(key, LastGood::of(s, g));
             }
-        } else {
-            (s, self.deferred.contains(&key))
-        };
-        match self.last.remove(&key) {
-            // unchanged since (an idle thread, or a mended copy): no rebuild
-            Some(l) if l.same_as(&s) => pass.kept.insert(key, l),
-            _ => pass.kept.insert(key, LastGood::of(&s)),
-        };
-        Some((s, late_new))
+        }
+        Offer::Report {
+            late_new: self.deferred.contains(&key),
+        }
     }
 
     /// End the drain: what the previous one listed and this one did not
@@ -210,14 +233,14 @@ impl ThreadBook {
             .iter()
             .filter(|k| !pass.dead.contains(k))
             .count() as u64;
-        // `last` now holds only the threads this pass did not list
+        let g = pass.generation;
         self.vanished = self
             .last
-            .keys()
-            .filter(|k| !pass.deferred.contains(k) && !pass.dead.contains(k))
-            .copied()
+            .iter()
+            .filter(|(k, l)| l.listed != g && !pass.deferred.contains(k) && !pass.dead.contains(k))
+            .map(|(k, _)| *k)
             .collect();
-        self.last = pass.kept;
+        self.last.retain(|_, l| l.listed == g);
         self.last_exited = pass.still_exited;
         self.deferred = pass.deferred;
     }
@@ -225,7 +248,6 @@ impl ThreadBook {
     /// A drain that failed part-way: keep what the previous one knew (and
     /// the copies this one got), decide nothing about the rest.
     pub fn abandon(&mut self, pass: Pass) {
-        self.last.extend(pass.kept);
         self.deferred.extend(pass.deferred);
     }
 
@@ -237,11 +259,15 @@ impl ThreadBook {
         let mut threads: Vec<(thread_stats, bool)> =
             exited.into_iter().map(|s| (s, true)).collect();
         for s in live {
-            if let Some((s, new)) = self.offer(&mut pass, s) {
-                if new {
-                    late_new.insert(key_of(&s));
+            match self.offer(&mut pass, &s) {
+                Offer::Skip => {}
+                Offer::Report { late_new: new } => {
+                    if new {
+                        late_new.insert(key_of(&s));
+                    }
+                    threads.push((s, false));
                 }
-                threads.push((s, false));
+                Offer::Mended(m) => threads.push((*m, false)),
             }
         }
         self.finish(pass);
@@ -345,7 +371,10 @@ mod tests {
         let mut b = ThreadBook::default();
         b.drain(vec![], vec![rec(1, 1, false), rec(2, 1, false)]);
         let mut pass = b.begin(&mut []);
-        assert!(b.offer(&mut pass, rec(1, 2, false)).is_some());
+        assert!(matches!(
+            b.offer(&mut pass, &rec(1, 2, false)),
+            Offer::Report { .. }
+        ));
         b.abandon(pass);
         // 2 was never reached: neither vanished nor forgotten
         let d = b.drain(vec![], vec![rec(1, 3, false), rec(2, 0, true)]);
