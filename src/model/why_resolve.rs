@@ -3,7 +3,7 @@
 //! per thread and, summed by the preempting process, per process.
 use std::collections::BTreeMap;
 
-use super::fasthash::IdMap;
+use super::fasthash::{IdMap, IdSet};
 use super::row::{Row, RowKey};
 use super::why::{Preemptor, TOP_PREEMPTORS};
 use super::Sample;
@@ -28,14 +28,32 @@ fn top(mut list: Vec<Preemptor>, rest: &mut u64) -> Vec<Preemptor> {
 /// preemptor that is not in the Sample (outside a pid filter, or gone) is
 /// listed with its tid, pid 0 and no name.
 pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
+    // only the threads that were preempted and those that preempted them
+    // are looked at (50,000 idle threads cost one pass, no map entries)
+    let preempted = || {
+        cur.threads.iter().filter_map(|t| {
+            let w = t.why.as_ref().filter(|w| !w.preempted_by.is_empty())?;
+            Some((t, &w.preempted_by))
+        })
+    };
+    let wanted: IdSet<u32> = preempted()
+        .flat_map(|(_, pairs)| pairs.iter().map(|&(tid, _)| tid))
+        .collect();
+    if wanted.is_empty() {
+        return;
+    }
     // tid -> (pid, comm); a tid reused within the Sample keeps the live one
     let mut who: IdMap<u32, (u32, &str)> = IdMap::default();
     let mut proc_name: IdMap<u32, &str> = IdMap::default();
     for t in &cur.threads {
-        if !t.exited || !who.contains_key(&t.tid) {
+        let leader = t.tid == t.pid;
+        if !leader && !wanted.contains(&t.tid) {
+            continue;
+        }
+        if wanted.contains(&t.tid) && (!t.exited || !who.contains_key(&t.tid)) {
             who.insert(t.tid, (t.pid, t.comm.as_str()));
         }
-        if t.tid == t.pid || !proc_name.contains_key(&t.pid) {
+        if leader || !proc_name.contains_key(&t.pid) {
             let name = if t.process_comm.is_empty() {
                 &t.comm
             } else {
@@ -49,11 +67,10 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
     // (threads not in the Sample, e.g. outside a pid filter, have no known
     // process: their preemptions count in the process's rest)
     let mut by_process: BTreeMap<u32, (BTreeMap<u32, u64>, u64)> = BTreeMap::new();
-    for t in &cur.threads {
-        let Some(w) = &t.why else { continue };
-        by_thread.insert((t.tid, t.start_time_ns), &w.preempted_by);
+    for (t, pairs) in preempted() {
+        by_thread.insert((t.tid, t.start_time_ns), pairs);
         let (into, unknown) = by_process.entry(t.pid).or_default();
-        for &(tid, n) in &w.preempted_by {
+        for &(tid, n) in pairs.iter() {
             match who.get(&tid) {
                 Some(&(pid, _)) => {
                     let c = into.entry(pid).or_default();
