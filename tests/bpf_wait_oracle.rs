@@ -6,10 +6,14 @@
 //! within 15 %. Below 32 us the two probes' clocks disagree: programs on one
 //! tracepoint run one after the other and read the clock a few hundred ns
 //! apart, which moves waits of a few us across an octave edge (a [4, 8) us
-//! octave read 968 vs 1,161 in one run). There the count below each octave
-//! edge must lie between the oracle's counts below the edge -0.5 us and
-//! +0.5 us (bpftrace histograms of the same waits shifted by 0.5 us), within
-//! 2 % of all waits. The same for the slice
+//! octave read 968 vs 1,161 in one run). Two copies of the oracle itself,
+//! attached side by side on this workload and window, disagree there as
+//! much: [4, 8) us 1,049 vs 2,116 and 1,205 vs 396 in two of four runs
+//! (totals equal to the event, every octave from 32 us up within 0.6 %), so
+//! no pair of probes can meet a 15 % rule in those octaves. There the count
+//! below each octave edge must lie between the oracle's counts below the
+//! edge -0.5 us and +0.5 us (bpftrace histograms of the same waits shifted by
+//! 0.5 us), within 2 % of all waits. The same for the slice
 //! histogram against a CPU-time oracle: the difference of the task's
 //! se.sum_exec_runtime between two of its switch-outs, in bpftrace.
 mod common;
