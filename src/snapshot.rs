@@ -263,14 +263,15 @@ fn select(app: &mut AppState, what: &str) -> Result<()> {
     let w = what.trim();
     let id: Option<u32> = w.parse().ok();
     let lw = w.to_lowercase();
+    app.sort_all();
     let i = app
-        .rows
+        .rows()
         .iter()
         .position(|r| id == Some(r.id))
         .or_else(|| {
             (!lw.is_empty())
                 .then(|| {
-                    app.rows.iter().position(|r| {
+                    app.rows().iter().position(|r| {
                         r.comm.to_lowercase().contains(&lw)
                             || r.process_comm.to_lowercase().contains(&lw)
                     })

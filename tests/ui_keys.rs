@@ -36,7 +36,7 @@ fn chars(app: &mut AppState, s: &str) {
 }
 
 fn comms(app: &AppState) -> Vec<String> {
-    app.rows.iter().map(|r| r.comm.clone()).collect()
+    app.rows().iter().map(|r| r.comm.clone()).collect()
 }
 
 /// A Sample one second after the fixture's last in which `tid` does a lot
@@ -56,11 +56,11 @@ fn next_sample_with_burst(app: &AppState, tid: u32) -> Sample {
 fn default_sort_is_involuntary_switches_descending_unknown_last() {
     let app = app();
     assert_eq!(app.sort, Column::NVCSW);
-    let v: Vec<Option<f64>> = app.rows.iter().map(|r| r.nvcsw_s).collect();
+    let v: Vec<Option<f64>> = app.rows().iter().map(|r| r.nvcsw_s).collect();
     let known: Vec<f64> = v.iter().flatten().copied().collect();
     assert!(known.windows(2).all(|w| w[0] >= w[1]), "{known:?}");
     assert_eq!(v.last(), Some(&None), "thread without a rate sorts last");
-    assert_eq!(app.rows[0].comm, "ffmpeg:enc0");
+    assert_eq!(app.rows()[0].comm, "ffmpeg:enc0");
 }
 
 #[test]
@@ -68,10 +68,10 @@ fn sort_column_moves_and_inverts() {
     let mut app = app();
     key(&mut app, KeyCode::Char('>'));
     assert_eq!(app.sort, Column::CPU_PCT);
-    assert_eq!(app.rows[0].comm, "spin");
+    assert_eq!(app.rows()[0].comm, "spin");
     key(&mut app, KeyCode::Char('I'));
     assert!(app.sort_inverted);
-    let v: Vec<Option<f64>> = app.rows.iter().map(|r| r.cpu_pct).collect();
+    let v: Vec<Option<f64>> = app.rows().iter().map(|r| r.cpu_pct).collect();
     let known: Vec<f64> = v.iter().flatten().copied().collect();
     assert!(
         known.windows(2).all(|w| w[0] <= w[1]),
@@ -91,7 +91,7 @@ fn sort_column_moves_and_inverts() {
     key(&mut app, KeyCode::Char('<'));
     key(&mut app, KeyCode::Char('<'));
     assert_eq!(app.sort, Column::VCSW);
-    assert_eq!(app.rows[0].comm, "kworker/1:2");
+    assert_eq!(app.rows()[0].comm, "kworker/1:2");
     // by name: alphabetical
     key(&mut app, KeyCode::Char('<'));
     key(&mut app, KeyCode::Char('<'));
@@ -115,7 +115,7 @@ fn filter_matches_the_cgroup_path_and_short_name() {
     // the short name of the container ("ctr 9b1c2d3e4f5a"), not in its path
     chars(&mut app, "ctr 9b1c");
     key(&mut app, KeyCode::Enter);
-    let mut pids: Vec<u32> = app.rows.iter().map(|r| r.pid).collect();
+    let mut pids: Vec<u32> = app.rows().iter().map(|r| r.pid).collect();
     pids.dedup();
     assert_eq!(pids, [2210], "ffmpeg's container only");
     key(&mut app, KeyCode::Esc);
@@ -123,8 +123,8 @@ fn filter_matches_the_cgroup_path_and_short_name() {
     key(&mut app, KeyCode::Char('/'));
     chars(&mut app, "postgresql.service");
     key(&mut app, KeyCode::Enter);
-    assert!(!app.rows.is_empty());
-    assert!(app.rows.iter().all(|r| r.pid == 812));
+    assert!(!app.rows().is_empty());
+    assert!(app.rows().iter().all(|r| r.pid == 812));
 }
 
 #[test]
@@ -133,25 +133,25 @@ fn filter_by_name_or_pid_and_esc_clears() {
     key(&mut app, KeyCode::Char('/'));
     assert!(app.filter_editing);
     chars(&mut app, "ENC");
-    assert_eq!(app.rows.len(), 5);
+    assert_eq!(app.rows().len(), 5);
     assert!(comms(&app).iter().all(|c| c.contains("enc")));
     // while typing, q is text, not quit
     assert_eq!(key(&mut app, KeyCode::Char('q')), Effect::None);
     assert_eq!(app.filter, "ENCq");
-    assert!(app.rows.is_empty());
+    assert!(app.rows().is_empty());
     key(&mut app, KeyCode::Backspace);
     key(&mut app, KeyCode::Enter);
     assert!(!app.filter_editing);
-    assert_eq!(app.rows.len(), 5, "the filter stays after Enter");
+    assert_eq!(app.rows().len(), 5, "the filter stays after Enter");
     key(&mut app, KeyCode::Esc);
     assert!(app.filter.is_empty());
-    assert_eq!(app.rows.len(), app.total_rows());
+    assert_eq!(app.rows().len(), app.total_rows());
     // a pid selects its threads
     key(&mut app, KeyCode::Char('/'));
     chars(&mut app, "812");
     key(&mut app, KeyCode::Enter);
-    assert_eq!(app.rows.len(), 4);
-    assert!(app.rows.iter().all(|r| r.pid == 812));
+    assert_eq!(app.rows().len(), 4);
+    assert!(app.rows().iter().all(|r| r.pid == 812));
     // Esc while typing clears too
     key(&mut app, KeyCode::Char('/'));
     key(&mut app, KeyCode::Esc);
@@ -172,7 +172,7 @@ fn follow_keeps_the_selected_thread_across_resorts() {
     let mut plain = app.clone();
     let s = next_sample_with_burst(&plain, 3001);
     plain.push_sample(s);
-    assert_eq!(plain.rows[0].comm, "spin", "spin moved to the top");
+    assert_eq!(plain.rows()[0].comm, "spin", "spin moved to the top");
     assert_eq!(plain.selected, at);
     assert_ne!(plain.selected_row().unwrap().comm, "spin");
 
@@ -203,7 +203,7 @@ fn processes_aggregate_threads_and_toggle_back() {
         .collect();
     key(&mut app, KeyCode::Char('H'));
     assert_eq!(app.view, View::Processes);
-    assert_eq!(app.rows.len(), 5);
+    assert_eq!(app.rows().len(), 5);
     let p = app.selected_row().unwrap();
     assert_eq!(
         p.key,
@@ -230,13 +230,13 @@ fn processes_aggregate_threads_and_toggle_back() {
 #[test]
 fn pause_freezes_the_screen_but_keeps_collecting() {
     let mut app = app();
-    let before = app.rows.clone();
+    let before = app.rows().to_vec();
     let t_before = app.current().unwrap().time_ns;
     key(&mut app, KeyCode::Char(' '));
     assert!(app.paused);
     let s = next_sample_with_burst(&app, 3001);
     app.push_sample(s.clone());
-    assert_eq!(app.rows, before, "paused: rows unchanged");
+    assert_eq!(app.rows().to_vec(), before, "paused: rows unchanged");
     assert_eq!(app.current().unwrap().time_ns, t_before);
     assert_eq!(app.pending.len(), 1);
     // navigation still works while paused
@@ -246,7 +246,7 @@ fn pause_freezes_the_screen_but_keeps_collecting() {
     assert!(!app.paused, "Z toggles pause too (htop)");
     assert!(app.pending.is_empty());
     assert_eq!(app.current().unwrap().time_ns, s.time_ns);
-    assert_eq!(app.rows[0].comm, "spin");
+    assert_eq!(app.rows()[0].comm, "spin");
 }
 
 #[test]
@@ -277,12 +277,12 @@ fn interval_keys_step_and_report() {
 fn navigation_clamps_and_scrolls() {
     let mut app = fixtures::app(SourceKind::Bpf, 80, 12);
     let page = app.page();
-    assert!(page > 0 && page < app.rows.len(), "page {page}");
+    assert!(page > 0 && page < app.rows().len(), "page {page}");
     key(&mut app, KeyCode::End);
-    assert_eq!(app.selected, app.rows.len() - 1);
-    assert_eq!(app.offset, app.rows.len() - page);
+    assert_eq!(app.selected, app.rows().len() - 1);
+    assert_eq!(app.offset, app.rows().len() - page);
     key(&mut app, KeyCode::Down);
-    assert_eq!(app.selected, app.rows.len() - 1);
+    assert_eq!(app.selected, app.rows().len() - 1);
     key(&mut app, KeyCode::Home);
     assert_eq!((app.selected, app.offset), (0, 0));
     key(&mut app, KeyCode::Up);
@@ -486,4 +486,74 @@ fn help_scrolls_with_arrows_and_closes_on_other_keys() {
     // reopened, it starts at the top
     key(&mut app, KeyCode::F(1));
     assert_eq!(app.help_scroll, 0);
+}
+
+#[test]
+fn a_big_table_sorts_each_page_like_a_full_sort() {
+    use schedtop::record::testdata::{synthetic_host, synthetic_samples, SynthOptions};
+    let o = SynthOptions {
+        threads: 12_000,
+        samples: 3,
+        seed: 9,
+        ..Default::default()
+    };
+    let samples = synthetic_samples(&o);
+    let mut app = fixtures::app_with(synthetic_host(&o), samples.clone(), 120, 40);
+    // the expected order, by a plain full sort: NVCSW/s descending, unknown
+    // last, ties by tid
+    let mut want: Vec<(Option<f64>, u32)> = app
+        .derived
+        .threads
+        .iter()
+        .map(|r| (r.nvcsw_s, r.id))
+        .collect();
+    want.sort_by(|a, b| match (a.0, b.0) {
+        (Some(x), Some(y)) => y.total_cmp(&x).then(a.1.cmp(&b.1)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.1.cmp(&b.1),
+    });
+    let window = |app: &AppState| -> Vec<u32> {
+        let page = app.page();
+        app.rows()
+            .range(app.offset, app.offset + page)
+            .map(|r| r.id)
+            .collect()
+    };
+    let wanted = |app: &AppState, want: &[(Option<f64>, u32)]| -> Vec<u32> {
+        want[app.offset..(app.offset + app.page()).min(want.len())]
+            .iter()
+            .map(|w| w.1)
+            .collect()
+    };
+    assert_eq!(app.rows().len(), want.len());
+    assert_eq!(window(&app), wanted(&app, &want), "first page");
+    for _ in 0..3 {
+        key(&mut app, KeyCode::PageDown);
+    }
+    assert!(app.offset > 0);
+    assert_eq!(window(&app), wanted(&app, &want), "fourth page");
+    key(&mut app, KeyCode::End);
+    assert_eq!(window(&app), wanted(&app, &want), "last page");
+    // follow a row from the middle through a re-sort
+    key(&mut app, KeyCode::Home);
+    for _ in 0..2 {
+        key(&mut app, KeyCode::PageDown);
+    }
+    let followed = app.selected_row().unwrap().key;
+    key(&mut app, KeyCode::Char('F'));
+    key(&mut app, KeyCode::Char('I'));
+    assert_eq!(app.selected_row().unwrap().key, followed);
+    // inverted: ascending, unknown still last, ties still by tid
+    want.sort_by(|a, b| match (a.0, b.0) {
+        (Some(x), Some(y)) => x.total_cmp(&y).then(a.1.cmp(&b.1)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.1.cmp(&b.1),
+    });
+    let RowKey::Thread { tid, .. } = followed else {
+        panic!("a thread row")
+    };
+    assert_eq!(want[app.selected].1, tid, "the followed row at its rank");
+    assert_eq!(window(&app), wanted(&app, &want), "its page, inverted");
 }

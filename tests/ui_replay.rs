@@ -219,7 +219,7 @@ fn jump_accepts_clock_absolute_relative_and_offset_times() {
 #[test]
 fn a_bad_jump_says_so_and_changes_nothing() {
     let mut app = at(&v1(), 4, 120, 40);
-    let before_rows = app.rows.clone();
+    let before_rows = app.rows().to_vec();
     for bad in ["yesterday", "25:00", "+1h", "2026-11-20T00:00:00Z", "-3x"] {
         key(&mut app, KeyCode::Char('j'));
         typed(&mut app, bad);
@@ -228,7 +228,7 @@ fn a_bad_jump_says_so_and_changes_nothing() {
         assert!(st.error, "{bad}: {st:?}");
         assert!(!st.text.contains('\n'), "one line: {}", st.text);
         assert_eq!(index(&app), 4, "{bad} moved the cursor");
-        assert_eq!(app.rows, before_rows);
+        assert_eq!(app.rows().to_vec(), before_rows);
         assert!(app.replay.as_ref().unwrap().prompt.is_none());
         let s = screen(&app, 120, 40);
         let last = s.lines().last().unwrap();
@@ -281,7 +281,7 @@ fn replayed_rows_equal_rows_computed_from_the_recorded_pair() {
             assert_eq!(app.derived.system, want.system, "{path:?} {i}");
             // and the same screen as a live app fed the same Samples
             let live = live_rows(&path, i, 200, 50);
-            assert_eq!(app.rows, live.rows, "{path:?} {i}");
+            assert_eq!(app.rows().to_vec(), live.rows().to_vec(), "{path:?} {i}");
             assert_eq!(app.cpu, live.cpu, "{path:?} {i}");
         }
     }
@@ -295,7 +295,7 @@ fn stepping_forward_matches_live_including_sparklines() {
     }
     assert_eq!(index(&app), 8);
     let live = live_rows(&v1(), 8, 200, 50);
-    assert_eq!(app.rows, live.rows);
+    assert_eq!(app.rows().to_vec(), live.rows().to_vec());
     assert_eq!(app.series, live.series);
     assert_eq!(app.first, live.first, "since start: the segment's first");
 }
@@ -312,14 +312,17 @@ fn a_new_segment_starts_without_rates() {
     assert!(app.system().unwrap().switches_s.is_none());
     // computed from Sample 11 alone, as live did when that recorder
     // started, not against Sample 10 of the other boot
-    assert_eq!(app.rows, live_rows(&v1(), 11, 200, 50).rows);
+    assert_eq!(
+        app.rows().to_vec(),
+        live_rows(&v1(), 11, 200, 50).rows().to_vec()
+    );
     key(&mut app, KeyCode::Char('t'));
-    assert!(app.rows.iter().any(|r| r.nvcsw_s.is_some()));
+    assert!(app.rows().iter().any(|r| r.nvcsw_s.is_some()));
     key(&mut app, KeyCode::Char('T'));
     key(&mut app, KeyCode::Char('T'));
     assert_eq!(index(&app), 10);
     assert_eq!(app.interval_ns, 1_000_000_000);
-    assert!(app.rows.iter().any(|r| r.nvcsw_s.is_some()));
+    assert!(app.rows().iter().any(|r| r.nvcsw_s.is_some()));
 }
 
 #[test]

@@ -369,7 +369,7 @@ fn detail_folded_to_octaves_sums_the_sub_buckets() {
         // each octave shown holds exactly its four sub-buckets' counts
         let (w, h) = SIZES[i];
         let app = bpf(w, h);
-        let row = &app.rows[app.selected];
+        let row = &app.rows()[app.selected];
         let wait = row.wait_hist.as_ref().unwrap();
         for octave in 0..schedtop::model::hist::HIST_OCTAVES {
             let n: u64 = (0..4).map(|j| wait.get(4 * octave + j)).sum();

@@ -11,6 +11,7 @@ use crate::model::{HostInfo, Sample};
 
 use super::action::{Action, Effect};
 use super::columns::{self, Column};
+use super::row_order::{RowFilter, RowOrder, Rows, FULL_SORT_MAX};
 use super::status::Status;
 use crate::model::cpus::{self, CpuHistory, CpuView};
 use crate::model::interval::{self as rows, Derived, Row, RowKey, SystemRates};
@@ -19,6 +20,9 @@ pub use super::state_types::{
     HistScope, Mode, RecordingInfo, View, WaitView, HISTORY_CAP, INTERVAL_STEPS, PENDING_CAP,
     SERIES_CAP,
 };
+
+/// Rows kept sorted past the page (a screen drawn taller than the page).
+const SORTED_SLACK: usize = 128;
 
 /// The UI's state. Fields are public to read (render, tests); change them
 /// through `apply` and `push_sample` so the derived rows stay in step.
@@ -77,8 +81,9 @@ pub struct AppState {
     pub recording: Option<RecordingInfo>,
     // ---- derived ----
     pub derived: Derived,
-    /// the current view's rows, filtered and sorted
-    pub rows: Vec<Row>,
+    /// the current view's rows, filtered and sorted as far as the screen
+    /// looked (`rows()`)
+    order: RowOrder,
     /// switches/s per row over time, oldest first
     pub series: IdMap<RowKey, VecDeque<u64>>,
     /// the selected row's histograms and whys since the first Sample
@@ -127,7 +132,7 @@ impl AppState {
             replay: None,
             recording: None,
             derived: Derived::default(),
-            rows: Vec::new(),
+            order: RowOrder::default(),
             series: IdMap::default(),
             since_start: None,
             cpu: None,
@@ -146,7 +151,7 @@ impl AppState {
     }
 
     pub fn selected_row(&self) -> Option<&Row> {
-        self.rows.get(self.selected)
+        self.rows().get(self.selected)
     }
 
     /// The row count before filtering.
@@ -220,26 +225,32 @@ impl AppState {
         }
     }
 
-    fn matches_filter(&self, r: &Row) -> bool {
-        if self.filter.is_empty() {
-            return true;
-        }
-        let f = self.filter.to_lowercase();
-        if let Ok(n) = f.trim().parse::<u32>() {
-            if r.id == n || r.pid == n {
-                return true;
-            }
-        }
-        let has = |t: Option<&str>| t.is_some_and(|t| t.to_lowercase().contains(&f));
-        r.comm.to_lowercase().contains(&f)
-            || r.process_comm.to_lowercase().contains(&f)
-            // the cgroup's path or its short name ("ctr 9b1c", "nginx.service")
-            || has(r.cgroup.as_deref())
-            || has(r.cgroup_name.as_deref())
-    }
-
     fn descending(&self) -> bool {
         self.sort.descending_by_default() != self.sort_inverted
+    }
+
+    /// The current view's rows, filtered, in the sort order (sorted as far
+    /// as the screen looked: the rows past the page are in no order).
+    pub fn rows(&self) -> Rows<'_> {
+        self.order.rows(self.base_rows())
+    }
+
+    /// Every row in its place (a search in sort order).
+    pub fn sort_all(&mut self) {
+        self.sort_upto(usize::MAX);
+    }
+
+    /// Sort the first `upto` rows into place.
+    fn sort_upto(&mut self, upto: usize) {
+        let (metric, desc) = (self.sort.metric(), self.descending());
+        let base = match self.table_view {
+            View::Processes => &self.derived.processes,
+            _ => &self.derived.threads,
+        };
+        let cmp = |a: &u32, b: &u32| {
+            columns::compare_by(metric, &base[*a as usize], &base[*b as usize], desc)
+        };
+        self.order.sort_upto(upto, cmp);
     }
 
     /// Recompute the visible rows. `keep_key`: keep the selection on the
@@ -249,39 +260,49 @@ impl AppState {
             self.sort = columns::default_sort(self.table_view);
             self.sort_inverted = false;
         }
-        let mut rows: Vec<Row> = self
-            .base_rows()
-            .iter()
-            .filter(|r| self.matches_filter(r))
-            .cloned()
+        let filter = RowFilter::new(&self.filter);
+        let base = self.base_rows();
+        let idx = (0..base.len() as u32)
+            .filter(|&i| filter.matches(&base[i as usize]))
             .collect();
-        let (sort, desc) = (self.sort, self.descending());
-        let metric = sort.metric();
-        rows.sort_by(|a, b| columns::compare_by(metric, a, b, desc));
-        self.rows = rows;
+        self.order = RowOrder::new(idx);
+        if self.order.len() <= FULL_SORT_MAX {
+            self.sort_upto(usize::MAX);
+        }
         if keep_key {
-            if let Some(i) = self
-                .selected_key
-                .and_then(|k| self.rows.iter().position(|r| r.key == k))
-            {
-                self.selected = i;
+            if let Some(rank) = self.selected_key.and_then(|k| self.rank_of(k)) {
+                self.selected = rank;
             }
         }
         self.select(self.selected);
         self.refresh_detail();
     }
 
-    /// Move the selection to `i` (clamped) and scroll it into view.
+    /// The position the row `key` sorts to, if it is listed.
+    fn rank_of(&self, key: RowKey) -> Option<usize> {
+        let base = self.base_rows();
+        let at = base.iter().position(|r| r.key == key)? as u32;
+        let (metric, desc) = (self.sort.metric(), self.descending());
+        self.order.rank_of(at, |a, b| {
+            columns::compare_by(metric, &base[*a as usize], &base[*b as usize], desc)
+        })
+    }
+
+    /// Move the selection to `i` (clamped) and scroll it into view; the
+    /// rows up to a screenful past it are sorted.
     fn select(&mut self, i: usize) {
-        self.selected = i.min(self.rows.len().saturating_sub(1));
-        self.selected_key = self.rows.get(self.selected).map(|r| r.key);
+        let n = self.order.len();
+        self.selected = i.min(n.saturating_sub(1));
         let page = self.page().max(1);
         if self.selected < self.offset {
             self.offset = self.selected;
         } else if self.selected >= self.offset + page {
             self.offset = self.selected + 1 - page;
         }
-        self.offset = self.offset.min(self.rows.len().saturating_sub(page));
+        self.offset = self.offset.min(n.saturating_sub(page));
+        // a view drawn taller than the page (a screenshot) stays sorted
+        self.sort_upto(self.offset + page.max(SORTED_SLACK) + SORTED_SLACK);
+        self.selected_key = self.rows().get(self.selected).map(|r| r.key);
     }
 
     /// `M`: the next migration cause (mig_cause.rs), and the last

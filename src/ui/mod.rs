@@ -21,6 +21,7 @@ pub mod render;
 pub mod replay;
 pub mod replay_cursor;
 pub mod rewind;
+pub mod row_order;
 pub mod run;
 pub mod screenshot_key;
 pub mod session;

@@ -35,9 +35,9 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
         Span::raw(" "),
         Span::styled(
             if app.filter.is_empty() {
-                format!("{}", app.rows.len())
+                format!("{}", app.rows().len())
             } else {
-                format!("{}/{}", app.rows.len(), app.total_rows())
+                format!("{}/{}", app.rows().len(), app.total_rows())
             },
             theme::value(),
         ),

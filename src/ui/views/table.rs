@@ -34,7 +34,7 @@ fn line(cols: &[(Column, u16)], r: &Row) -> TableRow<'static> {
 /// selection in `height` rows (the app computes the same at its own size).
 pub fn visible_offset(app: &AppState, height: usize) -> usize {
     let h = height.max(1);
-    let mut off = app.offset.min(app.rows.len().saturating_sub(h));
+    let mut off = app.offset.min(app.rows().len().saturating_sub(h));
     if app.selected < off {
         off = app.selected;
     } else if app.selected >= off + h {
@@ -60,18 +60,16 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     .style(theme::table_header());
     let height = usize::from(area.height.saturating_sub(1));
     let off = visible_offset(app, height);
-    let end = off.saturating_add(height).min(app.rows.len());
-    let body: Vec<TableRow> = app.rows[off.min(end)..end]
-        .iter()
-        .map(|r| line(&cols, r))
-        .collect();
+    let rows = app.rows();
+    let end = off.saturating_add(height).min(rows.len());
+    let body: Vec<TableRow> = rows.range(off, end).map(|r| line(&cols, r)).collect();
     let widths: Vec<Constraint> = cols.iter().map(|&(_, w)| Constraint::Length(w)).collect();
     let table = Table::new(body, widths)
         .header(header)
         .column_spacing(columns::GAP)
         .row_highlight_style(theme::selected());
     let mut state = TableState::default();
-    if !app.rows.is_empty() && app.selected >= off {
+    if !rows.is_empty() && app.selected >= off {
         state.select(Some(app.selected - off));
     }
     f.render_stateful_widget(table, area, &mut state);
