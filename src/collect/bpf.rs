@@ -220,7 +220,6 @@ impl BpfSource {
         Ok(out)
     }
 
-    /// One pass of the task iterator: a record per thread alive now.
     /// The tid-keyed map keeps the state of a thread whose final switch was
     /// never traced: delete entries of threads that are gone (not listed by
     /// the iterator that started at `iter_start_ns`, and older than it).
