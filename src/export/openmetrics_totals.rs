@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use crate::model::fasthash::IdMap;
 use crate::model::hist::HIST_OCTAVES;
 use crate::model::pressure::CpuPressure;
-use crate::model::rates::{counter_delta, elapsed_s, index_threads};
+use crate::model::rates::{counter_delta, elapsed_s, ThreadMatcher};
 use crate::model::why::{self, BLOCK_REASONS, MIG_CAUSES};
 use crate::model::{HostInfo, Log2Hist, Sample, ThreadSample};
 
@@ -199,7 +199,7 @@ impl Totals {
     /// Fold one Sample in.
     pub fn update(&mut self, cur: Sample) {
         let prev = self.latest.take();
-        let index = prev.as_ref().map(index_threads).unwrap_or_default();
+        let mut matcher = ThreadMatcher::new(prev.as_ref().map_or(&[], |p| &p.threads));
         let dt = prev.as_ref().map_or(0.0, |p| elapsed_s(p, &cur));
         let alpha = if dt > 0.0 {
             1.0 - (-dt / RANK_TIME_CONSTANT_S).exp()
@@ -210,7 +210,7 @@ impl Totals {
         let mut interval_switches: IdMap<u32, u64> = IdMap::default();
         let mut thread_rates = Vec::with_capacity(cur.threads.len());
         for t in &cur.threads {
-            let p = index.get(&(t.tid, t.start_time_ns)).copied();
+            let p = matcher.get(t);
             let before = self.system.switches();
             self.system.add_thread(t, p);
             let did = self.system.switches() - before;

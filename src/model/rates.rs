@@ -158,18 +158,63 @@ pub fn index_threads(s: &Sample) -> IdMap<(u32, u64), &ThreadSample> {
         .collect()
 }
 
+/// Finds each thread of a Sample in the previous one. Sources list threads
+/// in the same order from one Sample to the next (the kernel's task list,
+/// /proc), so the match is almost always the next one along: a hash of
+/// every thread is built only at the first thread that is not (and the
+/// walk picks up again after it).
+pub struct ThreadMatcher<'a> {
+    prev: &'a [ThreadSample],
+    next: usize,
+    index: Option<IdMap<(u32, u64), usize>>,
+}
+
+impl<'a> ThreadMatcher<'a> {
+    pub fn new(prev: &'a [ThreadSample]) -> ThreadMatcher<'a> {
+        ThreadMatcher {
+            prev,
+            next: 0,
+            index: None,
+        }
+    }
+
+    /// The position in the previous Sample of the thread (tid, start).
+    pub fn find(&mut self, tid: u32, start_time_ns: u64) -> Option<usize> {
+        let same = |t: &ThreadSample| t.tid == tid && t.start_time_ns == start_time_ns;
+        if self.prev.get(self.next).is_some_and(same) {
+            self.next += 1;
+            return Some(self.next - 1);
+        }
+        let prev = self.prev;
+        let index = self.index.get_or_insert_with(|| {
+            prev.iter()
+                .enumerate()
+                .map(|(i, t)| ((t.tid, t.start_time_ns), i))
+                .collect()
+        });
+        let i = index.get(&(tid, start_time_ns)).copied()?;
+        // a tid listed twice (exited, then reused) maps to the last one:
+        // the walk's own position is the better answer when it matches
+        self.next = i + 1;
+        Some(i)
+    }
+
+    /// The thread itself.
+    pub fn get(&mut self, t: &ThreadSample) -> Option<&'a ThreadSample> {
+        let prev = self.prev;
+        self.find(t.tid, t.start_time_ns).map(|i| &prev[i])
+    }
+}
+
 /// Every thread of `cur` with its interval (None = no rate known yet).
 pub fn intervals<'a>(
     prev: Option<&Sample>,
     cur: &'a Sample,
 ) -> Vec<(&'a ThreadSample, Option<ThreadInterval>)> {
-    let index = prev.map(index_threads).unwrap_or_default();
+    let mut matcher = ThreadMatcher::new(prev.map_or(&[], |p| &p.threads));
     cur.threads
         .iter()
-        .map(|t| {
-            let p = index.get(&(t.tid, t.start_time_ns)).copied();
-            (t, thread_interval(t, p))
-        })
+        .map(|t| (t, thread_interval(t, matcher.get(t))))
         .collect()
 }
 
@@ -195,6 +240,37 @@ pub fn migration_deltas(prev: Option<&Sample>, cur: &Sample) -> Vec<(u32, u32, u
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_matcher_finds_what_a_full_index_finds() {
+        let t = |tid: u32, start: u64| ThreadSample {
+            tid,
+            start_time_ns: start,
+            ..Default::default()
+        };
+        let prev: Vec<ThreadSample> = (1..=50).map(|i| t(i, i as u64)).collect();
+        // the same order with exits, a reused tid, new threads, a move
+        let mut cur: Vec<ThreadSample> = prev.iter().filter(|p| p.tid % 7 != 0).cloned().collect();
+        cur.insert(10, t(99, 1));
+        cur.insert(20, t(14, 500));
+        cur.swap(30, 40);
+        cur.push(t(3, 3));
+        let s = Sample {
+            threads: prev.clone(),
+            ..Default::default()
+        };
+        let index = index_threads(&s);
+        let mut m = ThreadMatcher::new(&prev);
+        for c in &cur {
+            let want = index
+                .get(&(c.tid, c.start_time_ns))
+                .map(|p| (p.tid, p.start_time_ns));
+            let got = m.get(c).map(|p| (p.tid, p.start_time_ns));
+            assert_eq!(got, want, "tid {}", c.tid);
+        }
+        assert!(ThreadMatcher::new(&[]).find(1, 1).is_none());
+    }
+
     use super::*;
     use crate::model::sample::Baseline;
 

@@ -5,7 +5,7 @@
 //! separate streams per kind of field (ids, flags, names, small counters,
 //! nanosecond counters, histograms) so zstd sees like next to like.
 //! Everything round-trips exactly: decode(encode(s, p), p) == s.
-use std::collections::HashMap;
+use crate::model::rates::ThreadMatcher;
 
 use super::codec_attrs::{get_attrs, put_attrs};
 pub(super) use super::codec_budget::Budget;
@@ -228,18 +228,14 @@ pub(super) fn encode_threads(
     threads: &[ThreadSample],
     prev: &[ThreadSample],
 ) -> Vec<usize> {
-    let index: HashMap<(u32, u64), usize> = prev
-        .iter()
-        .enumerate()
-        .map(|(i, t)| ((t.tid, t.start_time_ns), i))
-        .collect();
+    let mut matcher = ThreadMatcher::new(prev);
     let mut s = Streams::default();
     let mut last_tid = 0u64;
     let mut last_ref: i64 = -1;
     for t in threads {
         put_delta(&mut s.ids, t.tid.into(), last_tid);
         last_tid = t.tid.into();
-        let ri = index.get(&(t.tid, t.start_time_ns)).copied();
+        let ri = matcher.find(t.tid, t.start_time_ns);
         match ri {
             None => put_u64(&mut s.ids, 0),
             Some(i) => {
