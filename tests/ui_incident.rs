@@ -258,7 +258,7 @@ fn a_history_kept_by_the_collector_rewinds_and_takes_no_sample_twice() {
         k.history.clone(),
     );
     for x in &samples[..10] {
-        assert!(k.keep(&host, x).is_empty());
+        assert!(k.keep(&host, &x.clone().into()).is_empty());
     }
     for x in &samples[..9] {
         s.push_sample(x.clone());
@@ -275,7 +275,7 @@ fn a_history_kept_by_the_collector_rewinds_and_takes_no_sample_twice() {
     assert_eq!(s.current().cloned(), before, "not twice");
     // taken twice, the interval would span 0 s
     assert!(s.derived.system.interval_s > 0.5, "{:?}", s.derived.system);
-    k.keep(&host, &samples[10]);
+    k.keep(&host, &samples[10].clone().into());
     s.push_sample(samples[10].clone());
     assert_eq!(s.current().map(|c| c.time_ns), Some(samples[10].time_ns));
     assert_eq!(s.history().map(|h| h.len()), Some(11));

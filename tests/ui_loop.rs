@@ -80,7 +80,7 @@ fn run(mut session: Session, feed_samples: bool, steps: Vec<Step>, w: u16, h: u1
     let events = if feed_samples {
         fixtures::samples(host.source)
             .into_iter()
-            .map(FeedEvent::Sample)
+            .map(|s| FeedEvent::Sample(s.into()))
             .collect()
     } else {
         VecDeque::new()

@@ -17,7 +17,13 @@ fn app() -> Session {
 }
 
 fn next(app: &Session) -> schedtop::model::Sample {
-    let mut s = app.pending.back().or(app.current()).unwrap().clone();
+    let mut s = app
+        .pending
+        .back()
+        .map(|s| &**s)
+        .or(app.current())
+        .unwrap()
+        .clone();
     s.time_ns += 1_000_000_000;
     s.mono_ns += 1_000_000_000;
     for t in &mut s.threads {

@@ -73,7 +73,7 @@ impl Feed for Trickle {
             .cur
             .get_or_insert_with(|| self.groups.pop_front().unwrap_or_default());
         match g.pop_front() {
-            Some(s) => Some(FeedEvent::Sample(s)),
+            Some(s) => Some(FeedEvent::Sample(s.into())),
             None => {
                 // the turn's group is done: the next turn takes the next one
                 self.cur = None;

@@ -4,6 +4,7 @@
 //! no I/O and holds no reader or writer: a replay's recording and the `R`
 //! recording belong to the `Session` (session.rs).
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::model::fasthash::{IdMap, IdSet};
 
@@ -44,12 +45,12 @@ pub struct AppState {
     pub help_scroll: u16,
     pub interval_ns: u64,
     /// newest last, at most HISTORY_CAP
-    pub history: VecDeque<Sample>,
+    pub history: VecDeque<Arc<Sample>>,
     /// the first Sample ever seen ("since start")
-    pub first: Option<Sample>,
+    pub first: Option<Arc<Sample>>,
     pub paused: bool,
     /// Samples that arrived while paused
-    pub pending: VecDeque<Sample>,
+    pub pending: VecDeque<Arc<Sample>>,
     pub sort: Column,
     pub sort_inverted: bool,
     pub filter: String,
@@ -143,7 +144,7 @@ impl AppState {
 
     /// The newest Sample on screen.
     pub fn current(&self) -> Option<&Sample> {
-        self.history.back()
+        self.history.back().map(|s| &**s)
     }
 
     pub fn system(&self) -> Option<&SystemRates> {
@@ -161,7 +162,8 @@ impl AppState {
 
     /// A new Sample from the feed. While paused it waits (the screen stays
     /// as it was); otherwise it becomes the current one.
-    pub fn push_sample(&mut self, s: Sample) {
+    pub fn push_sample(&mut self, s: impl Into<Arc<Sample>>) {
+        let s = s.into();
         if self.paused {
             if self.pending.len() >= PENDING_CAP {
                 self.pending.pop_front();
@@ -177,15 +179,17 @@ impl AppState {
         self.error = e;
     }
 
-    fn ingest(&mut self, s: Sample) {
+    fn ingest(&mut self, s: Arc<Sample>) {
         if self.first.is_none() {
             self.first = Some(s.clone());
         }
         let nominal = self.interval_ns as f64 / 1e9;
-        self.derived = rows::derive(self.history.back(), &s, nominal);
+        let prev = self.history.back().map(|p| &**p);
+        self.derived = rows::derive(prev, &s, nominal);
         self.cgroups.refresh(&self.derived.cgroups, &self.filter);
         self.record_series();
-        self.cpu = cpus::derive_by(&self.host.topology, self.history.back(), &s, self.mig_cause);
+        let prev = self.history.back().map(|p| &**p);
+        self.cpu = cpus::derive_by(&self.host.topology, prev, &s, self.mig_cause);
         if let Some(v) = &self.cpu {
             self.cpu_history.push(v);
         }
@@ -313,7 +317,8 @@ impl AppState {
         let mut last = self.history.iter().rev();
         let (cur, prev) = (last.next(), last.next());
         if let Some(cur) = cur {
-            self.cpu = cpus::derive_by(&self.host.topology, prev, cur, self.mig_cause);
+            self.cpu =
+                cpus::derive_by(&self.host.topology, prev.map(|p| &**p), cur, self.mig_cause);
         }
     }
 
@@ -439,7 +444,7 @@ impl AppState {
             return None;
         };
         let cur = self.history.back()?;
-        let prev = self.history.len().checked_sub(2).map(|i| &self.history[i]);
+        let prev = self.history.len().checked_sub(2).map(|i| &*self.history[i]);
         let nodes = cpus::thread_flow_nodes(&self.host.topology, prev, cur, tid, start_time_ns);
         Some((r, nodes))
     }

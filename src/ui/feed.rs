@@ -2,6 +2,7 @@
 //! `LiveFeed` samples this machine on a collector thread. A replay feed
 //! (a recording) goes next to it.
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
@@ -24,7 +25,8 @@ pub struct KeepSpec {
 
 #[derive(Debug)]
 pub enum FeedEvent {
-    Sample(Sample),
+    /// shared with the rewind history, which keeps it as its next base
+    Sample(Arc<Sample>),
     /// the latest attempt failed (the feed keeps trying)
     Error(String),
     /// a line for the status line (an incident bundle written), and
@@ -219,16 +221,19 @@ fn collect(
         Limits::default(),
         wait,
         |source, taken| {
-            if let (Taken::Sample(s), Some(k)) = (&taken, keeper.as_mut()) {
-                if fire.take() {
-                    k.fire();
-                }
-                for (line, error) in k.keep(source.host(), s) {
-                    let _ = tx.send(FeedEvent::Status(line, error));
-                }
-            }
             let (ev, last) = match taken {
-                Taken::Sample(s) => (FeedEvent::Sample(s), false),
+                Taken::Sample(s) => {
+                    let s = Arc::new(s);
+                    if let Some(k) = keeper.as_mut() {
+                        if fire.take() {
+                            k.fire();
+                        }
+                        for (line, error) in k.keep(source.host(), &s) {
+                            let _ = tx.send(FeedEvent::Status(line, error));
+                        }
+                    }
+                    (FeedEvent::Sample(s), false)
+                }
                 Taken::Error(e) => (FeedEvent::Error(format!("{e:#}")), false),
                 Taken::Panicked(p) => (
                     FeedEvent::Error(format!("the collector panicked: {p}")),

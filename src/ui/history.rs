@@ -48,7 +48,7 @@ pub struct History {
     bytes: usize,
     dropped: u64,
     /// the newest Sample pushed (the next delta's base)
-    last: Option<Sample>,
+    last: Option<Arc<Sample>>,
     since_key: usize,
     /// the last Sample read, by absolute number (sequential reads decode
     /// one delta)
@@ -82,7 +82,7 @@ impl History {
     /// Everything held: the frames and the two decoded Samples.
     pub fn resident_bytes(&self) -> usize {
         self.bytes
-            + self.last.as_ref().map_or(0, codec::decoded_size)
+            + self.last.as_deref().map_or(0, codec::decoded_size)
             + self
                 .cache
                 .as_ref()
@@ -100,8 +100,14 @@ impl History {
 
     /// Keep `s`; returns how many of the oldest Samples went to make room.
     pub fn push(&mut self, s: &Sample) -> usize {
+        self.push_shared(&Arc::new(s.clone()))
+    }
+
+    /// `push` of a Sample the caller shares (the live feed hands the same
+    /// one to the UI): the next delta frame's base is kept without a copy.
+    pub fn push_shared(&mut self, s: &Arc<Sample>) -> usize {
         let key = self.last.is_none() || self.since_key + 1 >= KEY_EVERY;
-        let prev = if key { None } else { self.last.as_ref() };
+        let prev = if key { None } else { self.last.as_deref() };
         let (raw, splits) = codec::encode_split(s, prev);
         let data: Arc<[u8]> = codec::compress(&raw, &splits, LEVEL).into();
         self.since_key = if key { 0 } else { self.since_key + 1 };
@@ -111,7 +117,7 @@ impl History {
             key,
             data,
         });
-        self.last = Some(s.clone());
+        self.last = Some(Arc::clone(s));
         self.trim(s.time_ns)
     }
 

@@ -45,9 +45,9 @@ impl Keeper {
     }
 
     /// Keep `s`; what the watch did, as status lines.
-    pub fn keep(&mut self, host: &HostInfo, s: &Sample) -> Vec<Line> {
+    pub fn keep(&mut self, host: &HostInfo, s: &Arc<Sample>) -> Vec<Line> {
         let mut h = lock(&self.history);
-        h.push(s);
+        h.push_shared(s);
         let Some(w) = self.watch.as_mut() else {
             return Vec::new();
         };

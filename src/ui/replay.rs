@@ -404,7 +404,7 @@ pub fn seek(app: &mut AppState, src: &mut dyn Seekable, i: usize) {
     }
     let first = match l.first {
         First::Kept => app.first.take(),
-        First::Decoded(s) => Some(*s),
+        First::Decoded(s) => Some(std::sync::Arc::from(s)),
         First::InRun => None,
     };
     reset(app, host);

@@ -99,7 +99,8 @@ impl Session {
     }
 
     /// A Sample from the feed: to the recording, then to the state.
-    pub fn push_sample(&mut self, s: Sample) {
+    pub fn push_sample(&mut self, s: impl Into<Arc<Sample>>) {
+        let s: Arc<Sample> = s.into();
         // recorded as it arrives, paused or not
         recording::on_sample(&mut self.app, &mut self.recording, &s);
         if let Some(shared) = self.history.clone() {
@@ -107,7 +108,7 @@ impl Session {
             let dropped = if self.kept_by_feed {
                 h.dropped().saturating_sub(self.dropped_seen) as usize
             } else {
-                h.push(&s)
+                h.push_shared(&s)
             };
             self.dropped_seen = h.dropped();
             if let Some(w) = self.incidents.as_mut() {
