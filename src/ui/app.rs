@@ -12,7 +12,7 @@ use crate::model::{HostInfo, Sample};
 
 use super::action::{Action, Effect};
 use super::columns::{self, Column};
-use super::row_order::{RowFilter, RowOrder, Rows, FULL_SORT_MAX};
+use super::row_order::{RowOrder, Rows, FULL_SORT_MAX};
 use super::status::Status;
 use crate::model::cpus::{self, CpuHistory, CpuView};
 use crate::model::interval::{self as rows, Derived, Row, RowKey, SystemRates};
@@ -223,10 +223,7 @@ impl AppState {
     }
 
     fn base_rows(&self) -> &[Row] {
-        match self.table_view {
-            View::Processes => &self.derived.processes,
-            _ => &self.derived.threads,
-        }
+        base_of(&self.derived, self.table_view)
     }
 
     fn descending(&self) -> bool {
@@ -247,14 +244,9 @@ impl AppState {
     /// Sort the first `upto` rows into place.
     fn sort_upto(&mut self, upto: usize) {
         let (metric, desc) = (self.sort.metric(), self.descending());
-        let base = match self.table_view {
-            View::Processes => &self.derived.processes,
-            _ => &self.derived.threads,
-        };
-        let cmp = |a: &u32, b: &u32| {
-            columns::compare_by(metric, &base[*a as usize], &base[*b as usize], desc)
-        };
-        self.order.sort_upto(upto, cmp);
+        let base = base_of(&self.derived, self.table_view);
+        let by = |a: &Row, b: &Row| columns::compare_by(metric, a, b, desc);
+        self.order.sort_rows_upto(upto, base, by);
     }
 
     /// Recompute the visible rows. `keep_key`: keep the selection on the
@@ -264,12 +256,7 @@ impl AppState {
             self.sort = columns::default_sort(self.table_view);
             self.sort_inverted = false;
         }
-        let filter = RowFilter::new(&self.filter);
-        let base = self.base_rows();
-        let idx = (0..base.len() as u32)
-            .filter(|&i| filter.matches(&base[i as usize]))
-            .collect();
-        self.order = RowOrder::new(idx);
+        self.order = RowOrder::filtered(self.base_rows(), &self.filter);
         if self.order.len() <= FULL_SORT_MAX {
             self.sort_upto(usize::MAX);
         }
@@ -284,12 +271,9 @@ impl AppState {
 
     /// The position the row `key` sorts to, if it is listed.
     fn rank_of(&self, key: RowKey) -> Option<usize> {
-        let base = self.base_rows();
-        let at = base.iter().position(|r| r.key == key)? as u32;
         let (metric, desc) = (self.sort.metric(), self.descending());
-        self.order.rank_of(at, |a, b| {
-            columns::compare_by(metric, &base[*a as usize], &base[*b as usize], desc)
-        })
+        let by = |a: &Row, b: &Row| columns::compare_by(metric, a, b, desc);
+        self.order.rank_of_key(key, self.base_rows(), by)
     }
 
     /// Move the selection to `i` (clamped) and scroll it into view; the
@@ -600,5 +584,13 @@ impl AppState {
             self.refresh_detail();
         }
         Effect::None
+    }
+}
+
+/// The rows a table view lists (before its filter).
+fn base_of(d: &Derived, view: View) -> &[Row] {
+    match view {
+        View::Processes => &d.processes,
+        _ => &d.threads,
     }
 }

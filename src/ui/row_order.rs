@@ -6,7 +6,7 @@
 use std::cmp::Ordering;
 use std::ops::Index;
 
-use crate::model::interval::Row;
+use crate::model::interval::{Row, RowKey};
 
 /// Up to this many rows a refresh sorts them all (nothing to gain below).
 pub const FULL_SORT_MAX: usize = 2_000;
@@ -24,12 +24,41 @@ impl RowOrder {
         RowOrder { idx, sorted: 0 }
     }
 
+    /// The rows of `base` the `/` filter keeps, in no order yet.
+    pub fn filtered(base: &[Row], filter: &str) -> RowOrder {
+        let f = RowFilter::new(filter);
+        let n = base.len() as u32;
+        RowOrder::new((0..n).filter(|&i| f.matches(&base[i as usize])).collect())
+    }
+
     pub fn len(&self) -> usize {
         self.idx.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.idx.is_empty()
+    }
+
+    /// Put the first `upto` of `base`'s listed rows in their final order
+    /// by `by`, a total order (the table breaks ties by id).
+    pub fn sort_rows_upto(
+        &mut self,
+        upto: usize,
+        base: &[Row],
+        by: impl Fn(&Row, &Row) -> Ordering,
+    ) {
+        self.sort_upto(upto, |a, b| by(&base[*a as usize], &base[*b as usize]));
+    }
+
+    /// Where the row `key` of `base` goes by `by`, None when not listed.
+    pub fn rank_of_key(
+        &self,
+        key: RowKey,
+        base: &[Row],
+        by: impl Fn(&Row, &Row) -> Ordering,
+    ) -> Option<usize> {
+        let at = base.iter().position(|r| r.key == key)? as u32;
+        self.rank_of(at, |a, b| by(&base[*a as usize], &base[*b as usize]))
     }
 
     /// Put the first `upto` rows in their final order. `cmp` must be a
