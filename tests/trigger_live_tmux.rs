@@ -58,6 +58,9 @@ fn a_live_trigger_writes_a_bundle_with_the_flight_trace_and_says_so() {
         assert!(t0.elapsed() < Duration::from_secs(20), "empty trace");
         std::thread::sleep(Duration::from_millis(200));
     }
+    // the screens, then the recording, are written on the bundle's own
+    // thread, which ends with --after: the status line says when
+    tmux.wait_for("the bundle complete", 20, |s| s.contains("complete ("));
     for f in [
         "recording.schedtop",
         "summary.txt",
@@ -68,10 +71,9 @@ fn a_live_trigger_writes_a_bundle_with_the_flight_trace_and_says_so() {
     }
     let sum = std::fs::read_to_string(b[0].join("summary.txt")).unwrap();
     assert!(sum.contains("fired by:   proc:wait_p99>5ms"), "{sum}");
-    // by hand, inside the cooldown: held back, and said (once the
-    // bundle's --after is over: before, `i` is held back because that
-    // bundle is still recording)
-    tmux.wait_for("the bundle complete", 20, |s| s.contains("complete ("));
+    // by hand, inside the cooldown: held back, and said (the bundle's
+    // --after is over: before, `i` is held back because that bundle is
+    // still recording)
     tmux.send(&["i"]);
     tmux.wait_for("the cooldown said", 10, |s| {
         s.contains("no bundle: cooldown")
