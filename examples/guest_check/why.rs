@@ -71,8 +71,9 @@ fn thread_pair<'a>(
     ))
 }
 
-/// More unpinned spinners than CPUs: per thread the causes sum to the
-/// kernel's count; some are load balancing, none affinity.
+/// More unpinned spinners than CPUs: per thread the causes never exceed the
+/// kernel's count and at most 5 % go unattributed; some are load
+/// balancing, none affinity.
 pub fn load_balance(src: &mut LiveSource) -> Outcome {
     let n = src.host().topology.cpus.len() + 2;
     let (stop, hs, tids) = spawn(n, |_, stop| {
@@ -87,19 +88,29 @@ pub fn load_balance(src: &mut LiveSource) -> Outcome {
         let s1 = sample(src)?;
         let mut total = [0u64; MIG_CAUSES];
         let mut bad = Vec::new();
+        let (mut all, mut unattributed) = (0, 0);
         for &tid in &tids {
             let (t0, t1) = thread_pair(&s0, &s1, tid)?;
             let c = causes(t0, t1);
             let m = t1.migrations.unwrap_or(0) - t0.migrations.unwrap_or(0);
-            if c.iter().sum::<u64>() != m {
+            // a move the balancer makes in softirq while that CPU is inside
+            // another task-storage lookup finds the storage busy: left
+            // unattributed (shown as "other"), never more than the kernel's
+            let attributed = c.iter().sum::<u64>();
+            if attributed > m {
                 bad.push(format!("{tid}: {c:?} for {m}"));
             }
+            all += m;
+            unattributed += m.saturating_sub(attributed);
             for (t, x) in total.iter_mut().zip(c) {
                 *t += x;
             }
         }
+        if unattributed * 20 > all.max(20) {
+            bad.push(format!("{unattributed} of {all} unattributed"));
+        }
         let line = format!(
-            "{n} spinners: wakeup/balance/numa/affinity/other {total:?}; sums off: {bad:?}"
+            "{n} spinners: wakeup/balance/numa/affinity/other {total:?}; {unattributed} of {all} unattributed; sums off: {bad:?}"
         );
         let lb = total[MigCause::LoadBalance as usize];
         if bad.is_empty() && lb > 0 && total[MigCause::Affinity as usize] == 0 {
