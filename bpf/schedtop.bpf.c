@@ -46,6 +46,11 @@ const volatile u32 use_task_storage = 1;
  * one clock read per switch); 0: from sched_info.run_delay (cheaper, but 0
  * for a wakeup that preempted the CPU's current task) */
 const volatile u32 wait_from_wakeup = 1;
+/* 1: the hot-path programs return at once (the verifier drops their
+ * bodies). Only for bench/probe_overhead.sh, which measures with it what
+ * attaching programs at these tracepoints costs before they do anything:
+ * the floor under every probe cost figure. */
+const volatile u32 bench_empty_probes = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -353,15 +358,19 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 SEC("tp_btf/sched_switch")
 int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	u32 zero = 0;
-	struct cpu_stats *c = bpf_map_lookup_elem(&cpus, &zero);
-	u32 prev_tid = prev->pid;
+	u32 zero = 0, prev_tid;
+	struct cpu_stats *c;
+	bool runnable;
+	u64 now = 0;
+
+	if (bench_empty_probes)
+		return 0;
+	c = bpf_map_lookup_elem(&cpus, &zero);
+	prev_tid = prev->pid;
 	/* stays on the run queue: preempted, or switched out before it set
 	 * itself to sleep (a task preempted while going to sleep keeps a
 	 * non-zero state but is still queued when preempt is set) */
-	bool runnable = preempt || task_state(prev) == TASK_RUNNING;
-	u64 now = 0;
-
+	runnable = preempt || task_state(prev) == TASK_RUNNING;
 	if (c)
 		c->switches++;
 	/* one clock read, and only when something will use it: the switch-in
@@ -392,6 +401,8 @@ static __always_inline void stamp_wakeup(struct thread_stats *s)
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(handle_wakeup, struct task_struct *p)
 {
+	if (bench_empty_probes)
+		return 0;
 	stamp_wakeup(stats_if_any(p));
 	return 0;
 }
@@ -399,6 +410,8 @@ int BPF_PROG(handle_wakeup, struct task_struct *p)
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(handle_wakeup_new, struct task_struct *p)
 {
+	if (bench_empty_probes)
+		return 0;
 	stamp_wakeup(stats_of(p));
 	return 0;
 }
@@ -414,7 +427,7 @@ int BPF_PROG(handle_migrate, struct task_struct *p, int dest_cpu)
 	u64 *cell;
 	u32 idx;
 
-	if (p->pid == 0)
+	if (p->pid == 0 || bench_empty_probes)
 		return 0;
 	why_migrate(p, from, to);
 	/* The per-thread total is the kernel's own se.nr_migrations, read by

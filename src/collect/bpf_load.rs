@@ -80,6 +80,10 @@ fn open_and_load(
         ro.attach_ns = attach_ns;
         ro.use_task_storage = (storage == Storage::TaskStorage) as u32;
         ro.wait_from_wakeup = wait_from_wakeup as u32;
+        // bench/probe_overhead.sh only: the same programs attached with
+        // empty bodies, the floor its probe cost figures sit on
+        ro.bench_empty_probes =
+            std::env::var_os("SCHEDTOP_BENCH_EMPTY_PROBES").is_some_and(|v| v == "1") as u32;
         // which hierarchy's cgroup the iterator reports: the one with the
         // cpu controller (its quota throttles the thread)
         let layout = super::cgroupfs::CgroupLayout::discover(
