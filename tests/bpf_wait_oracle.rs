@@ -175,7 +175,7 @@ fn wait_and_slice_histograms_agree_with_bpftrace() {
     let _ = bt.wait();
     let mut ours = (vec![0u64; HIST_OCTAVES], vec![0u64; HIST_OCTAVES]);
     for (t, d) in intervals(Some(&a), &b) {
-        let Some(d) = d.filter(|_| t.comm == NAME) else {
+        let Some(d) = d.filter(|_| &*t.comm == NAME) else {
             continue;
         };
         for (h, into) in [(&d.wait_hist, &mut ours.0), (&d.slice_hist, &mut ours.1)] {

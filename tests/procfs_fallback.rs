@@ -74,10 +74,10 @@ fn reads_fixture_proc_tree() {
     let t = s.thread(43).unwrap();
     assert_eq!(t.pid, 42);
     assert_eq!(
-        t.comm, "evil\u{1b}[31m)(x",
+        &*t.comm, "evil\u{1b}[31m)(x",
         "comm kept as the thread set it"
     );
-    assert_eq!(t.process_comm, "server");
+    assert_eq!(&*t.process_comm, "server");
     assert_eq!((t.voluntary, t.involuntary), (20, 7));
     assert_eq!((t.oncpu_ns, t.wait_ns), (20_000, 3_500));
     assert_eq!(t.cpu, 1);

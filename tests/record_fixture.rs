@@ -56,7 +56,7 @@ fn fixture_values() {
         (1, 0, 3)
     );
     let t = &s.threads[3];
-    assert_eq!((t.tid, t.pid, t.comm.as_str()), (1004, 1000, "worker-4"));
+    assert_eq!((t.tid, t.pid, t.comm.as_ref()), (1004, 1000, "worker-4"));
     assert_eq!((t.voluntary, t.involuntary), (9, 3));
     assert_eq!((t.oncpu_ns, t.wait_ns), (2_697_608, 351_263));
     // written before the sub-buckets: read, and kept, as whole octaves

@@ -52,7 +52,7 @@ fn totals(threads: usize, samples: usize) -> Totals {
                 "",
                 "{le=\"1\"}",
             ][j]
-                .to_string();
+                .into();
             th.process_comm = th.comm.clone();
         }
         s.cgroups = cgroups(i as u64);

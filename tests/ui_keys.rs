@@ -36,7 +36,7 @@ fn chars(app: &mut AppState, s: &str) {
 }
 
 fn comms(app: &AppState) -> Vec<String> {
-    app.rows().iter().map(|r| r.comm.clone()).collect()
+    app.rows().iter().map(|r| r.comm.to_string()).collect()
 }
 
 /// A Sample one second after the fixture's last in which `tid` does a lot
@@ -60,7 +60,7 @@ fn default_sort_is_involuntary_switches_descending_unknown_last() {
     let known: Vec<f64> = v.iter().flatten().copied().collect();
     assert!(known.windows(2).all(|w| w[0] >= w[1]), "{known:?}");
     assert_eq!(v.last(), Some(&None), "thread without a rate sorts last");
-    assert_eq!(app.rows()[0].comm, "ffmpeg:enc0");
+    assert_eq!(app.rows()[0].comm.as_ref(), "ffmpeg:enc0");
 }
 
 #[test]
@@ -68,7 +68,7 @@ fn sort_column_moves_and_inverts() {
     let mut app = app();
     key(&mut app, KeyCode::Char('>'));
     assert_eq!(app.sort, Column::CPU_PCT);
-    assert_eq!(app.rows()[0].comm, "spin");
+    assert_eq!(app.rows()[0].comm.as_ref(), "spin");
     key(&mut app, KeyCode::Char('I'));
     assert!(app.sort_inverted);
     let v: Vec<Option<f64>> = app.rows().iter().map(|r| r.cpu_pct).collect();
@@ -91,7 +91,7 @@ fn sort_column_moves_and_inverts() {
     key(&mut app, KeyCode::Char('<'));
     key(&mut app, KeyCode::Char('<'));
     assert_eq!(app.sort, Column::VCSW);
-    assert_eq!(app.rows()[0].comm, "kworker/1:2");
+    assert_eq!(app.rows()[0].comm.as_ref(), "kworker/1:2");
     // by name: alphabetical
     key(&mut app, KeyCode::Char('<'));
     key(&mut app, KeyCode::Char('<'));
@@ -162,7 +162,7 @@ fn filter_by_name_or_pid_and_esc_clears() {
 fn follow_keeps_the_selected_thread_across_resorts() {
     let mut app = app();
     // select "spin" (5th by NVCSW/s)
-    while app.selected_row().unwrap().comm != "spin" {
+    while app.selected_row().unwrap().comm.as_ref() != "spin" {
         key(&mut app, KeyCode::Down);
     }
     let at = app.selected;
@@ -172,9 +172,13 @@ fn follow_keeps_the_selected_thread_across_resorts() {
     let mut plain = app.clone();
     let s = next_sample_with_burst(&plain, 3001);
     plain.push_sample(s);
-    assert_eq!(plain.rows()[0].comm, "spin", "spin moved to the top");
+    assert_eq!(
+        plain.rows()[0].comm.as_ref(),
+        "spin",
+        "spin moved to the top"
+    );
     assert_eq!(plain.selected, at);
-    assert_ne!(plain.selected_row().unwrap().comm, "spin");
+    assert_ne!(plain.selected_row().unwrap().comm.as_ref(), "spin");
 
     // with F it moves with the thread
     key(&mut app, KeyCode::Char('F'));
@@ -182,7 +186,7 @@ fn follow_keeps_the_selected_thread_across_resorts() {
     let s = next_sample_with_burst(&app, 3001);
     app.push_sample(s);
     assert_eq!(app.selected, 0);
-    assert_eq!(app.selected_row().unwrap().comm, "spin");
+    assert_eq!(app.selected_row().unwrap().comm.as_ref(), "spin");
     key(&mut app, KeyCode::Char('F'));
     assert!(!app.follow);
 }
@@ -193,7 +197,7 @@ fn processes_aggregate_threads_and_toggle_back() {
     // select ffmpeg:enc2 (pid 2210)
     key(&mut app, KeyCode::Down);
     key(&mut app, KeyCode::Down);
-    assert_eq!(app.selected_row().unwrap().comm, "ffmpeg:enc2");
+    assert_eq!(app.selected_row().unwrap().comm.as_ref(), "ffmpeg:enc2");
     let threads: Vec<_> = app
         .derived
         .threads
@@ -246,7 +250,7 @@ fn pause_freezes_the_screen_but_keeps_collecting() {
     assert!(!app.paused, "Z toggles pause too (htop)");
     assert!(app.pending.is_empty());
     assert_eq!(app.current().unwrap().time_ns, s.time_ns);
-    assert_eq!(app.rows()[0].comm, "spin");
+    assert_eq!(app.rows()[0].comm.as_ref(), "spin");
 }
 
 #[test]

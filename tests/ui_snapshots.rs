@@ -253,7 +253,7 @@ fn selection_is_a_reverse_video_bar() {
     let text = buffer_text(&buf);
     let y = text
         .lines()
-        .position(|l| l.contains(&app.selected_row().unwrap().comm))
+        .position(|l| l.contains(&*app.selected_row().unwrap().comm))
         .unwrap() as u16;
     for x in 0..40 {
         assert!(buf[(x, y)].modifier.contains(Modifier::REVERSED), "x={x}");

@@ -49,6 +49,7 @@ pub struct BpfSource {
     last_threads: usize,
     pid_filter: Vec<u32>,
     cgroups: CgroupCollector,
+    names: super::name_intern::NameInterner,
 }
 
 impl BpfSource {
@@ -171,6 +172,7 @@ impl BpfSource {
             pid_filter,
             // the same mountinfo the loader chose the hierarchy by
             cgroups: CgroupCollector::discover(Path::new("/proc")),
+            names: Default::default(),
         })
     }
 
@@ -253,6 +255,7 @@ impl BpfSource {
             pid_filter: &self.pid_filter,
             threads: Vec::with_capacity(self.last_threads + 64),
             cgroups: CgroupTable::default(),
+            names: &mut self.names,
         };
         for s in &exited {
             out.push(s, true, false, &mut self.cgroups, &mut pairs);

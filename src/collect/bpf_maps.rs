@@ -15,15 +15,6 @@ pub(super) fn read_pod<T: Copy + Default>(bytes: &[u8]) -> T {
     v
 }
 
-pub(super) fn comm_string(raw: &[i8]) -> String {
-    let bytes: Vec<u8> = raw
-        .iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
-        .collect();
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
 /// Every entry of a hash map, in batches of 1,024 per syscall.
 ///
 /// Not libbpf-rs's batch iterator: it takes a short batch for the last one,

@@ -2,9 +2,9 @@
 use crate::model::fasthash::IdMap;
 use crate::model::{Baseline, Log2Hist, ThreadAttrs, ThreadSample};
 
-use super::bpf_maps::comm_string;
 use super::bpf_skel::types::thread_stats;
 use super::cgroups::{CgroupCollector, CgroupTable};
+use super::name_intern::NameInterner;
 
 /// The thread list a drain builds.
 pub(super) struct ThreadsOut<'a> {
@@ -14,6 +14,7 @@ pub(super) struct ThreadsOut<'a> {
     pub pid_filter: &'a [u32],
     pub threads: Vec<ThreadSample>,
     pub cgroups: CgroupTable,
+    pub names: &'a mut NameInterner,
 }
 
 impl ThreadsOut<'_> {
@@ -35,8 +36,8 @@ impl ThreadsOut<'_> {
         self.threads.push(ThreadSample {
             tid: s.tid,
             pid: s.pid,
-            comm: comm_string(&s.comm),
-            process_comm: comm_string(&s.process_comm),
+            comm: self.names.get(&s.comm),
+            process_comm: self.names.get(&s.process_comm),
             cpu: s.last_cpu,
             start_time_ns: s.start_time,
             voluntary: s.nvcsw,

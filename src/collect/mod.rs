@@ -12,6 +12,7 @@ pub mod cgroups;
 mod exit_drainer;
 pub mod features;
 pub mod flight;
+mod name_intern;
 pub mod perf;
 pub mod procfs;
 pub mod sampler;

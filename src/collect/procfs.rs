@@ -86,8 +86,8 @@ impl ProcfsReader {
             out.push(ThreadSample {
                 tid,
                 pid: task.pid as u32,
-                comm: stat.comm.clone(),
-                process_comm: pstat.comm.clone(),
+                comm: stat.comm.as_str().into(),
+                process_comm: pstat.comm.as_str().into(),
                 cpu: stat.processor.unwrap_or(0).max(0) as u32,
                 start_time_ns,
                 voluntary: status.voluntary_ctxt_switches.unwrap_or(0),

@@ -48,7 +48,7 @@ pub fn top_rows(rows: &[Row], figure: Figure) -> Vec<Hit> {
         .filter_map(|r| {
             Some(Hit {
                 id: r.id,
-                comm: r.comm.clone(),
+                comm: r.comm.to_string(),
                 value: row_figure(figure, r)?,
             })
         })

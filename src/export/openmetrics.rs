@@ -442,8 +442,8 @@ mod tests {
         ThreadSample {
             tid,
             pid,
-            comm: format!("w{tid}"),
-            process_comm: format!("proc{pid}"),
+            comm: format!("w{tid}").into(),
+            process_comm: format!("proc{pid}").into(),
             start_time_ns: 1,
             voluntary: vol,
             involuntary: 1,

@@ -220,15 +220,15 @@ impl Totals {
                 .entry(t.pid)
                 .or_insert_with(|| ProcessTotals {
                     pid: t.pid,
-                    comm: t.process_comm.clone(),
+                    comm: t.process_comm.to_string(),
                     counts: Counts::default(),
                     rank_rate: 0.0,
                     last_seen_mono: cur.mono_ns,
                 });
             proc.counts.add_thread(t, p);
             proc.last_seen_mono = cur.mono_ns;
-            if t.tid == t.pid && proc.comm != t.process_comm {
-                proc.comm = t.process_comm.clone();
+            if t.tid == t.pid && *proc.comm != *t.process_comm {
+                proc.comm = t.process_comm.to_string();
             }
             *interval_switches.entry(t.pid).or_default() += did;
         }
@@ -314,8 +314,8 @@ mod tests {
         ThreadSample {
             tid,
             pid,
-            comm: format!("t{tid}"),
-            process_comm: format!("p{pid}"),
+            comm: format!("t{tid}").into(),
+            process_comm: format!("p{pid}").into(),
             start_time_ns: start,
             voluntary: vol,
             involuntary: invol,

@@ -45,6 +45,23 @@ struct Totals {
 }
 
 impl Totals {
+    /// A thread's own interval, moved (no histogram copied).
+    fn of(i: ThreadInterval) -> Totals {
+        Totals {
+            voluntary: i.voluntary,
+            involuntary: i.involuntary,
+            oncpu_ns: i.oncpu_ns,
+            wait_ns: i.wait_ns,
+            migrations: i.migrations,
+            cross_node_migrations: i.cross_node_migrations,
+            slice_hist: i.slice_hist,
+            wait_hist: i.wait_hist,
+            why: i.why,
+            wakeup_wait_hist: i.wakeup_wait_hist,
+            preempt_wait_hist: i.preempt_wait_hist,
+        }
+    }
+
     fn from_interval(i: &ThreadInterval) -> Totals {
         Totals {
             voluntary: i.voluntary,
@@ -90,8 +107,8 @@ fn merge_hist(into: &mut Option<Log2Hist>, from: &Option<Log2Hist>) {
     }
 }
 
-/// The figures of a row from its interval totals.
-fn fill(row: &mut Row, t: Option<&Totals>, dt: f64) {
+/// The figures of a row from its interval totals (moved into the row).
+fn fill(row: &mut Row, t: Option<Totals>, dt: f64) {
     let Some(t) = t else { return };
     row.oncpu_ns = Some(t.oncpu_ns);
     row.wait_ns = Some(t.wait_ns);
@@ -123,14 +140,14 @@ fn fill(row: &mut Row, t: Option<&Totals>, dt: f64) {
     row.xnode_s = t
         .cross_node_migrations
         .map(|m| ThreadInterval::per_s(m, dt));
-    row.slice_hist = t.slice_hist.clone();
-    row.wait_hist = t.wait_hist.clone();
-    row.why = t.why.clone();
+    row.slice_hist = t.slice_hist;
+    row.wait_hist = t.wait_hist;
+    row.why = t.why;
     if let Some(w) = row.why.as_mut() {
         w.label();
     }
-    row.wakeup_wait_hist = t.wakeup_wait_hist.clone();
-    row.preempt_wait_hist = t.preempt_wait_hist.clone();
+    row.wakeup_wait_hist = t.wakeup_wait_hist;
+    row.preempt_wait_hist = t.preempt_wait_hist;
 }
 
 fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
@@ -138,8 +155,8 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         key,
         id,
         pid,
-        comm: String::new(),
-        process_comm: String::new(),
+        comm: super::row::no_name(),
+        process_comm: super::row::no_name(),
         cpu: None,
         threads: 1,
         exited: false,
@@ -207,8 +224,8 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
     let mut cgroups = CgroupAcc::new(cur);
     for (t, iv) in intervals(prev, cur) {
         cgroups.add(t.cgroup, iv.as_ref());
-        let totals = iv.as_ref().map(Totals::from_interval);
         system.counter_anomalies += iv.as_ref().map_or(0, |i| u64::from(i.anomalies));
+        let totals = iv.map(Totals::of);
         let mut row = empty_row(
             RowKey::Thread {
                 tid: t.tid,
@@ -226,7 +243,6 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         row.cgroup_name = t.cgroup.and_then(|i| names.get(i as usize).cloned());
         row.voluntary = t.voluntary;
         row.involuntary = t.involuntary;
-        fill(&mut row, totals.as_ref(), dt);
         if let Some(tt) = &totals {
             system.voluntary_s += ThreadInterval::per_s(tt.voluntary, dt);
             system.involuntary_s += ThreadInterval::per_s(tt.involuntary, dt);
@@ -256,12 +272,13 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         if let Some(tt) = &totals {
             ptot.get_or_insert_with(Totals::default).add(tt);
         }
+        fill(&mut row, totals, dt);
         threads.push(row);
     }
     let mut processes: Vec<Row> = procs
         .into_values()
         .map(|(mut r, t)| {
-            fill(&mut r, t.as_ref(), dt);
+            fill(&mut r, t, dt);
             r
         })
         .collect();

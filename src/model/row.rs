@@ -21,8 +21,8 @@ pub struct Row {
     pub id: u32,
     pub pid: u32,
     /// raw (hostile) name: escape before display
-    pub comm: String,
-    pub process_comm: String,
+    pub comm: crate::model::sample::Name,
+    pub process_comm: crate::model::sample::Name,
     /// last CPU (threads only)
     pub cpu: Option<u32>,
     /// threads in the row (1 for a thread)
@@ -70,4 +70,12 @@ impl Row {
     pub fn switches_s(&self) -> Option<f64> {
         Some(self.vcsw_s? + self.nvcsw_s?)
     }
+}
+
+/// The empty name (a row before its name is known), shared: no allocation
+/// per row.
+pub fn no_name() -> crate::model::sample::Name {
+    static EMPTY: std::sync::LazyLock<crate::model::sample::Name> =
+        std::sync::LazyLock::new(|| "".into());
+    EMPTY.clone()
 }

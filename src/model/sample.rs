@@ -75,14 +75,19 @@ pub struct Baseline {
     pub wait_ns: u64,
 }
 
+/// A thread or process name, shared between Samples and rows.
+pub type Name = std::sync::Arc<str>;
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ThreadSample {
     pub tid: u32,
     pub pid: u32,
-    /// As the thread named itself: hostile, escape before display.
-    pub comm: String,
+    /// As the thread named itself: hostile, escape before display. Shared:
+    /// the source interns names, so the thousands of idle threads of a
+    /// Sample (and their rows) cost no allocation per interval.
+    pub comm: Name,
     /// The process's (thread group leader's) name.
-    pub process_comm: String,
+    pub process_comm: Name,
     /// CPU it last ran on.
     pub cpu: u32,
     /// task start time (ns since boot); with tid it identifies a thread

@@ -51,7 +51,7 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
             continue;
         }
         if wanted.contains(&t.tid) && (!t.exited || !who.contains_key(&t.tid)) {
-            who.insert(t.tid, (t.pid, t.comm.as_str()));
+            who.insert(t.tid, (t.pid, &*t.comm));
         }
         if leader || !proc_name.contains_key(&t.pid) {
             let name = if t.process_comm.is_empty() {
@@ -59,7 +59,7 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
             } else {
                 &t.process_comm
             };
-            proc_name.insert(t.pid, name.as_str());
+            proc_name.insert(t.pid, &**name);
         }
     }
     let mut by_thread: IdMap<(u32, u64), &[(u32, u64)]> = IdMap::default();

@@ -6,6 +6,7 @@
 //! nanosecond counters, histograms) so zstd sees like next to like.
 //! Everything round-trips exactly: decode(encode(s, p), p) == s.
 use crate::model::rates::ThreadMatcher;
+use crate::model::row::no_name;
 
 use super::codec_attrs::{get_attrs, put_attrs};
 pub(super) use super::codec_budget::Budget;
@@ -17,7 +18,7 @@ use super::codec_why::{decode_why, encode_why, has_why};
 pub use super::codec_zstd::{compress, decompress};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
 use crate::model::{
-    Baseline, CgroupSample, Log2Hist, Losses, Sample, SystemSample, ThreadAttrs, ThreadSample,
+    Baseline, CgroupSample, Log2Hist, Losses, Name, Sample, SystemSample, ThreadAttrs, ThreadSample,
 };
 
 const MODE_KEY: u8 = 0;
@@ -446,15 +447,16 @@ fn decode_threads(
         } else {
             r.map_or(ThreadAttrs::default(), |r| r.attrs)
         };
-        let comm = if need(F_COMM) {
-            strs.string()?
+        // an unchanged name is the previous frame's, shared
+        let comm: Name = if need(F_COMM) {
+            strs.string()?.into()
         } else {
-            r.map(|r| r.comm.clone()).unwrap_or_default()
+            r.map_or_else(no_name, |r| r.comm.clone())
         };
-        let process_comm = if need(F_PCOMM) {
-            strs.string()?
+        let process_comm: Name = if need(F_PCOMM) {
+            strs.string()?.into()
         } else {
-            r.map(|r| r.process_comm.clone()).unwrap_or_default()
+            r.map_or_else(no_name, |r| r.process_comm.clone())
         };
         b.take(comm.len() + process_comm.len())?;
         let voluntary = small.delta(r.map_or(0, |r| r.voluntary))?;

@@ -81,8 +81,8 @@ fn new_thread(rng: &mut Rng, tid: u32, cpus: u32, now_ns: u64) -> ThreadSample {
     ThreadSample {
         tid,
         pid,
-        comm: format!("worker-{}", tid % 1000),
-        process_comm: format!("svc-{pid}"),
+        comm: format!("worker-{}", tid % 1000).into(),
+        process_comm: format!("svc-{pid}").into(),
         cpu: rng.below(cpus.into()) as u32,
         start_time_ns: now_ns.saturating_sub(rng.below(1 << 40)),
         migrations: Some(0),
