@@ -200,8 +200,24 @@ pub struct Derived {
 /// Rows for the interval ending with `cur`. `nominal_s` stands in for the
 /// elapsed time when there is no earlier Sample.
 pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
+    derive_reusing(prev, cur, nominal_s, Derived::default())
+}
+
+/// `derive`, building the rows in `spare`'s storage (the previous
+/// interval's, no longer needed): at 10,000 threads a fresh row list is
+/// megabytes the kernel must fault in and zero again every interval.
+pub fn derive_reusing(
+    prev: Option<&Sample>,
+    cur: &Sample,
+    nominal_s: f64,
+    spare: Derived,
+) -> Derived {
     let dt = prev.map_or(nominal_s, |p| elapsed_s(p, cur));
-    let mut threads = Vec::with_capacity(cur.threads.len());
+    let mut threads = spare.threads;
+    threads.clear();
+    threads.reserve(cur.threads.len());
+    let mut processes = spare.processes;
+    processes.clear();
     let mut procs: BTreeMap<u32, (Row, Option<Totals>)> = BTreeMap::new();
     let mut system = SystemRates {
         interval_s: dt,
@@ -275,13 +291,10 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
         fill(&mut row, totals, dt);
         threads.push(row);
     }
-    let mut processes: Vec<Row> = procs
-        .into_values()
-        .map(|(mut r, t)| {
-            fill(&mut r, t, dt);
-            r
-        })
-        .collect();
+    processes.extend(procs.into_values().map(|(mut r, t)| {
+        fill(&mut r, t, dt);
+        r
+    }));
     crate::model::why_resolve::preemptors(cur, &mut threads, &mut processes);
     Derived {
         threads,

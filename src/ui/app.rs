@@ -185,7 +185,8 @@ impl AppState {
         }
         let nominal = self.interval_ns as f64 / 1e9;
         let prev = self.history.back().map(|p| &**p);
-        self.derived = rows::derive(prev, &s, nominal);
+        let spare = std::mem::take(&mut self.derived);
+        self.derived = rows::derive_reusing(prev, &s, nominal, spare);
         self.cgroups.refresh(&self.derived.cgroups, &self.filter);
         self.record_series();
         let prev = self.history.back().map(|p| &**p);
