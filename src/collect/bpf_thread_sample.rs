@@ -32,7 +32,6 @@ impl ThreadsOut<'_> {
             return;
         }
         let new = s.start_time >= self.born_after || late_new;
-        let hist = |h: &[u32]| Log2Hist::from_counts(h.iter().map(|&c| u64::from(c)));
         self.threads.push(ThreadSample {
             tid: s.tid,
             pid: s.pid,
@@ -47,12 +46,7 @@ impl ThreadsOut<'_> {
             migrations: Some(s.migrations),
             cross_node_migrations: Some(s.cross_node_migrations),
             slice_hist: Some(hist(&s.slice_hist)),
-            wait_hist: Some(Log2Hist::from_counts(
-                s.wakeup_wait_hist
-                    .iter()
-                    .zip(&s.preempt_wait_hist)
-                    .map(|(&w, &p)| u64::from(w) + u64::from(p)),
-            )),
+            wait_hist: Some(summed_hist(&s.wakeup_wait_hist, &s.preempt_wait_hist)),
             wakeup_wait_hist: Some(hist(&s.wakeup_wait_hist)),
             preempt_wait_hist: Some(hist(&s.preempt_wait_hist)),
             // every thread alive at the previous drain is in that Sample;
@@ -66,5 +60,62 @@ impl ThreadsOut<'_> {
             cgroup: cgroups.intern_id(&mut self.cgroups, s.cgroup_id),
             why: Some(super::why_drain::why_of(s, pairs)),
         });
+    }
+}
+
+/// Slots up to the last non-zero one: an idle thread's histogram is empty
+/// and allocates nothing (the scan is the whole cost for the thousands of
+/// idle threads of a drain).
+fn used(h: &[u32]) -> usize {
+    h.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1)
+}
+
+fn hist(h: &[u32]) -> Log2Hist {
+    let n = used(h);
+    Log2Hist {
+        counts: h[..n].iter().map(|&c| u64::from(c)).collect(),
+        octaves_only: false,
+    }
+}
+
+/// The combined wait histogram: waits after a wakeup plus after a preemption.
+fn summed_hist(a: &[u32], b: &[u32]) -> Log2Hist {
+    let n = used(a).max(used(b));
+    Log2Hist {
+        counts: a[..n]
+            .iter()
+            .zip(&b[..n])
+            .map(|(&x, &y)| u64::from(x) + u64::from(y))
+            .collect(),
+        octaves_only: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::hist::HIST_SLOTS;
+
+    #[test]
+    fn same_as_from_counts() {
+        let mut a = [0u32; HIST_SLOTS];
+        let mut b = [0u32; HIST_SLOTS];
+        assert_eq!(hist(&a), Log2Hist::from_counts([]));
+        assert!(hist(&a).counts.is_empty());
+        a[3] = 7;
+        a[HIST_SLOTS - 1] = u32::MAX;
+        b[40] = u32::MAX;
+        let wide = |h: &[u32]| Log2Hist::from_counts(h.iter().map(|&c| u64::from(c)));
+        assert_eq!(hist(&a), wide(&a));
+        assert_eq!(hist(&b), wide(&b));
+        let sum =
+            Log2Hist::from_counts(a.iter().zip(&b).map(|(&x, &y)| u64::from(x) + u64::from(y)));
+        assert_eq!(summed_hist(&a, &b), sum);
+        assert_eq!(summed_hist(&b, &a), sum);
+        assert_eq!(summed_hist(&b, &[0; HIST_SLOTS]), wide(&b));
+        assert_eq!(
+            summed_hist(&[0; HIST_SLOTS], &[0; HIST_SLOTS]).counts.len(),
+            0
+        );
     }
 }

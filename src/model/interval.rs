@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::model::cgroup::{CgroupAcc, CgroupRow};
 use crate::model::cgroup_name::short_name;
 
-use crate::model::rates::{counter_delta, elapsed_s, intervals, ThreadInterval};
+use crate::model::rates::{counter_delta, each_interval, elapsed_s, ThreadInterval};
 use crate::model::why::WhyCounts;
 use crate::model::{Log2Hist, Sample, ThreadAttrs};
 
@@ -238,7 +238,7 @@ pub fn derive_reusing(
         .map(|c| Arc::from(short_name(&c.path)))
         .collect();
     let mut cgroups = CgroupAcc::new(cur);
-    for (t, iv) in intervals(prev, cur) {
+    for (t, iv) in each_interval(prev, cur) {
         cgroups.add(t.cgroup, iv.as_ref());
         system.counter_anomalies += iv.as_ref().map_or(0, |i| u64::from(i.anomalies));
         let totals = iv.map(Totals::of);

@@ -218,6 +218,17 @@ pub fn intervals<'a>(
         .collect()
 }
 
+/// `intervals` one thread at a time (no list of every thread's interval).
+pub fn each_interval<'a>(
+    prev: Option<&'a Sample>,
+    cur: &'a Sample,
+) -> impl Iterator<Item = (&'a ThreadSample, Option<ThreadInterval>)> + 'a {
+    let mut matcher = ThreadMatcher::new(prev.map_or(&[], |p| &p.threads));
+    cur.threads
+        .iter()
+        .map(move |t| (t, thread_interval(t, matcher.get(t))))
+}
+
 /// CPU→CPU migrations during the interval, (from, to, count), non-zero only.
 pub fn migration_deltas(prev: Option<&Sample>, cur: &Sample) -> Vec<(u32, u32, u64)> {
     let before: IdMap<(u32, u32), u64> = prev
