@@ -12,6 +12,7 @@ use crate::model::{HostInfo, Sample};
 
 use super::action::{Action, Effect};
 use super::columns::{self, Column};
+use super::first_sample::FirstSample;
 use super::row_order::{RowOrder, Rows, FULL_SORT_MAX};
 use super::status::Status;
 use crate::model::cpus::{self, CpuHistory, CpuView};
@@ -47,7 +48,7 @@ pub struct AppState {
     /// newest last, at most HISTORY_CAP
     pub history: VecDeque<Arc<Sample>>,
     /// the first Sample ever seen ("since start")
-    pub first: Option<Arc<Sample>>,
+    pub first: Option<FirstSample>,
     pub paused: bool,
     /// Samples that arrived while paused
     pub pending: VecDeque<Arc<Sample>>,
@@ -181,7 +182,7 @@ impl AppState {
 
     fn ingest(&mut self, s: Arc<Sample>) {
         if self.first.is_none() {
-            self.first = Some(s.clone());
+            self.first = Some(FirstSample::keep(&s));
         }
         let nominal = self.interval_ns as f64 / 1e9;
         let prev = self.history.back().map(|p| &**p);
@@ -329,12 +330,13 @@ impl AppState {
     fn refresh_detail(&mut self) {
         self.since_start = None;
         if !self.detail || self.hist_scope != HistScope::SinceStart {
+            self.first.as_mut().map(FirstSample::release);
             return;
         }
-        if let (Some(first), Some(cur), Some(key)) =
-            (&self.first, self.history.back(), self.selected_key)
+        let first = self.first.as_mut().and_then(FirstSample::sample);
+        if let (Some(first), Some(cur), Some(key)) = (first, self.history.back(), self.selected_key)
         {
-            self.since_start = Some(rows::since_start(first, cur, key));
+            self.since_start = Some(rows::since_start(&first, cur, key));
         }
     }
 

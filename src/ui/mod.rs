@@ -6,6 +6,7 @@ pub mod app;
 pub mod cgroup_tree;
 pub mod columns;
 pub mod feed;
+pub mod first_sample;
 #[cfg(any(test, feature = "testdata"))]
 pub mod fixtures;
 pub mod flight_key;

@@ -17,6 +17,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::action::Action;
 use super::app::AppState;
+use super::first_sample::FirstSample;
 use super::status::Status;
 use crate::collect::Seekable;
 use crate::model::cpus::CpuHistory;
@@ -404,7 +405,7 @@ pub fn seek(app: &mut AppState, src: &mut dyn Seekable, i: usize) {
     }
     let first = match l.first {
         First::Kept => app.first.take(),
-        First::Decoded(s) => Some(std::sync::Arc::from(s)),
+        First::Decoded(s) => Some(FirstSample::keep(&s)),
         First::InRun => None,
     };
     reset(app, host);
