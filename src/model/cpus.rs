@@ -293,13 +293,41 @@ pub fn cpu_list(cpus: &[u32]) -> String {
     parts.join(",")
 }
 
+/// Where each thread of a Sample last ran and its cross-node count: all a
+/// thread's flows need of the previous Sample (32 B a thread, where the
+/// Sample itself holds ~0.5 KB), so the live view need not keep it whole.
+#[derive(Clone, Debug, Default)]
+pub struct ThreadPlaces(Vec<(u32, u64, u32, Option<u64>)>);
+
+impl ThreadPlaces {
+    pub fn of(s: &Sample) -> Self {
+        let mut v: Vec<_> = s
+            .threads
+            .iter()
+            .map(|t| (t.tid, t.start_time_ns, t.cpu, t.cross_node_migrations))
+            .collect();
+        v.sort_unstable_by_key(|&(tid, start, ..)| (tid, start));
+        ThreadPlaces(v)
+    }
+
+    /// (last CPU, cross-node migrations) of a thread
+    fn get(&self, tid: u32, start_time_ns: u64) -> Option<(u32, Option<u64>)> {
+        let i = self
+            .0
+            .binary_search_by_key(&(tid, start_time_ns), |&(t, s, ..)| (t, s))
+            .ok()?;
+        let (_, _, cpu, cross) = self.0[i];
+        Some((cpu, cross))
+    }
+}
+
 /// The nodes whose cross-node flows belong to the thread: it has no
 /// node→node matrix of its own, only a cross-node count, so these are the
 /// nodes it was last seen on (previous and current Sample). Empty when the
 /// thread did not cross nodes in the interval.
 pub fn thread_flow_nodes(
     topology: &Topology,
-    prev: Option<&Sample>,
+    prev: Option<&ThreadPlaces>,
     cur: &Sample,
     tid: u32,
     start_time_ns: u64,
@@ -311,21 +339,15 @@ pub fn thread_flow_nodes(
     else {
         return Vec::new();
     };
-    let before = prev.and_then(|p| {
-        p.threads
-            .iter()
-            .find(|x| x.tid == tid && x.start_time_ns == start_time_ns)
-    });
+    let before = prev.and_then(|p| p.get(tid, start_time_ns));
     let crossed = match (t.cross_node_migrations, before) {
-        (Some(now), Some(b)) => {
-            crate::model::rates::counter_delta(now, b.cross_node_migrations.unwrap_or(0)) > 0
-        }
+        (Some(now), Some((_, b))) => crate::model::rates::counter_delta(now, b.unwrap_or(0)) > 0,
         _ => false,
     };
     if !crossed {
         return Vec::new();
     }
-    let mut nodes: Vec<u32> = [Some(t.cpu), before.map(|b| b.cpu)]
+    let mut nodes: Vec<u32> = [Some(t.cpu), before.map(|(cpu, _)| cpu)]
         .into_iter()
         .flatten()
         .filter_map(|c| topology.node_of(c))
@@ -364,13 +386,19 @@ mod tests {
         };
         // moved from node 0 to node 1
         let (a, b) = (s(th(1, 4)), s(th(3, 5)));
-        assert_eq!(thread_flow_nodes(&t, Some(&a), &b, 7, 1), vec![0, 1]);
+        assert_eq!(
+            thread_flow_nodes(&t, Some(&ThreadPlaces::of(&a)), &b, 7, 1),
+            vec![0, 1]
+        );
         // went away and came back: its own node
         let c = s(th(3, 7));
-        assert_eq!(thread_flow_nodes(&t, Some(&b), &c, 7, 1), vec![1]);
+        assert_eq!(
+            thread_flow_nodes(&t, Some(&ThreadPlaces::of(&b)), &c, 7, 1),
+            vec![1]
+        );
         // no cross-node move in the interval, or another thread of that tid
-        assert!(thread_flow_nodes(&t, Some(&c), &c, 7, 1).is_empty());
-        assert!(thread_flow_nodes(&t, Some(&a), &b, 7, 2).is_empty());
+        assert!(thread_flow_nodes(&t, Some(&ThreadPlaces::of(&c)), &c, 7, 1).is_empty());
+        assert!(thread_flow_nodes(&t, Some(&ThreadPlaces::of(&a)), &b, 7, 2).is_empty());
         assert!(thread_flow_nodes(&t, None, &b, 7, 1).is_empty());
     }
 

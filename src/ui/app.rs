@@ -45,8 +45,10 @@ pub struct AppState {
     /// help overlay: first line shown
     pub help_scroll: u16,
     pub interval_ns: u64,
-    /// newest last, at most HISTORY_CAP
+    /// newest last, at most HISTORY_CAP; all but the newest without threads
     pub history: VecDeque<Arc<Sample>>,
+    /// where the threads of the Sample before the newest ran (recent.rs)
+    pub prev_places: cpus::ThreadPlaces,
     /// the first Sample ever seen ("since start")
     pub first: Option<FirstSample>,
     pub paused: bool,
@@ -111,6 +113,7 @@ impl AppState {
             cgroups: Default::default(),
             help_scroll: 0,
             history: VecDeque::new(),
+            prev_places: Default::default(),
             first: None,
             paused: false,
             pending: VecDeque::new(),
@@ -195,10 +198,7 @@ impl AppState {
         if let Some(v) = &self.cpu {
             self.cpu_history.push(v);
         }
-        if self.history.len() >= HISTORY_CAP {
-            self.history.pop_front();
-        }
-        self.history.push_back(s);
+        super::recent::push(&mut self.history, &mut self.prev_places, s);
         self.error = None;
     }
 
@@ -431,7 +431,7 @@ impl AppState {
             return None;
         };
         let cur = self.history.back()?;
-        let prev = self.history.len().checked_sub(2).map(|i| &*self.history[i]);
+        let prev = (self.history.len() >= 2).then_some(&self.prev_places);
         let nodes = cpus::thread_flow_nodes(&self.host.topology, prev, cur, tid, start_time_ns);
         Some((r, nodes))
     }

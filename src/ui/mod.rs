@@ -17,6 +17,7 @@ pub mod keeper;
 pub mod keys;
 pub mod layout;
 pub mod mig_cause;
+pub mod recent;
 pub mod recording;
 pub mod render;
 pub mod replay;

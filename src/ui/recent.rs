@@ -1,0 +1,31 @@
+//! The Samples the live view keeps once an interval is derived: the newest
+//! whole (the next interval's base, the detail pane, recordings), the one
+//! before it without its threads (the CPU view's `M` and the cgroups'
+//! throttling history need only its CPUs, migrations and cgroups) plus
+//! where its threads ran (a selected thread's flows). At 50,000 threads a
+//! second whole Sample was 20+ MB.
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::state_types::HISTORY_CAP;
+use crate::model::cpus::ThreadPlaces;
+use crate::model::Sample;
+
+pub fn push(history: &mut VecDeque<Arc<Sample>>, places: &mut ThreadPlaces, s: Arc<Sample>) {
+    while history.len() >= HISTORY_CAP {
+        history.pop_front();
+    }
+    if let Some(last) = history.back_mut() {
+        *places = ThreadPlaces::of(last);
+        *last = Arc::new(Sample {
+            time_ns: last.time_ns,
+            mono_ns: last.mono_ns,
+            threads: Vec::new(),
+            cpus: last.cpus.clone(),
+            migrations: last.migrations.clone(),
+            system: last.system.clone(),
+            cgroups: last.cgroups.clone(),
+        });
+    }
+    history.push_back(s);
+}
