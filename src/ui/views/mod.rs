@@ -10,6 +10,7 @@ pub mod hist;
 pub mod info;
 pub mod key_hints;
 pub mod numa;
+mod numa_selection;
 pub mod processes;
 pub mod table;
 pub mod threads;

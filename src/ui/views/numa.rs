@@ -14,12 +14,12 @@ use ratatui::widgets::canvas::{Canvas, Context, Line as CanvasLine};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use super::numa_selection::{lit_nodes, selection_line};
 use crate::model::cpus::CpuView;
 use crate::model::flows::NodeFlow;
-use crate::model::interval::RowKey;
 use crate::model::rates::ThreadInterval;
 use crate::ui::app::AppState;
-use crate::ui::format::{self, escape_name};
+use crate::ui::format;
 use crate::ui::theme;
 
 /// Arrows drawn at most (the matrix shows every flow).
@@ -93,44 +93,6 @@ pub fn render_info(app: &AppState, f: &mut Frame, area: Rect) {
 /// Is `f` one of the highlighted thread's flows?
 fn lit(f: &NodeFlow, hl: &[u32]) -> bool {
     f.from_node != f.to_node && (hl.contains(&f.from_node) || hl.contains(&f.to_node))
-}
-
-/// The line about the selected thread.
-fn selection_line(app: &AppState) -> Line<'static> {
-    let Some(r) = app.selected_row() else {
-        return Line::styled("no thread selected", theme::exited());
-    };
-    if !matches!(r.key, RowKey::Thread { .. }) {
-        return Line::styled(
-            "a process is selected: pick a thread (H, then n) to highlight its flows",
-            theme::exited(),
-        );
-    }
-    let name = format!("thread {} {}", r.id, escape_name(&r.comm));
-    let nodes = app.highlighted_thread().map(|(_, n)| n).unwrap_or_default();
-    let mut s = vec![Span::styled(name, theme::value()), Span::raw(": ")];
-    if nodes.is_empty() {
-        s.push(Span::styled(
-            match r.xnode_s {
-                None => "cross-node migrations unknown".to_string(),
-                Some(_) => "no cross-node migrations in the last interval".to_string(),
-            },
-            theme::label(),
-        ));
-    } else {
-        let list: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
-        s.push(Span::styled(
-            format!(
-                "{} cross-node migrations/s; flows of node{} {} highlighted",
-                r.xnode_s.map_or_else(|| "-".into(), format::rate),
-                if list.len() == 1 { "" } else { "s" },
-                list.join(", ")
-            ),
-            theme::flow_highlight(),
-        ));
-    }
-    s.push(Span::styled("  (Up/Down: another thread)", theme::exited()));
-    Line::from(s)
 }
 
 /// Cells the matrix takes across.
@@ -543,7 +505,7 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
         return;
     }
     let nodes = app.host.topology.nodes();
-    let hl = app.highlighted_thread().map(|(_, n)| n).unwrap_or_default();
+    let hl = lit_nodes(app);
     f.render_widget(
         Paragraph::new(selection_line(app)),
         Rect::new(area.x, area.y, area.width, 1),
