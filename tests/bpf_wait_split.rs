@@ -170,9 +170,11 @@ fn a_pipe_ping_pong_pair_on_two_cpus_waits_only_after_wakeups() {
         );
         // a preempted wait needs a switch-out that left the thread
         // runnable: only another task taking the CPU (the machine's own
-        // load) makes one
+        // load) makes one. The wait is counted at the thread's next
+        // switch-out, so one begun by an involuntary switch-out before this
+        // interval can land in it (CI saw 2 waits for 1 switch)
         assert!(
-            pre <= d.involuntary,
+            pre <= d.involuntary + 1,
             "thread {tid}: {pre} preempted waits but {} involuntary switches",
             d.involuntary
         );
