@@ -63,19 +63,7 @@ impl Totals {
     }
 
     fn from_interval(i: &ThreadInterval) -> Totals {
-        Totals {
-            voluntary: i.voluntary,
-            involuntary: i.involuntary,
-            oncpu_ns: i.oncpu_ns,
-            wait_ns: i.wait_ns,
-            migrations: i.migrations,
-            cross_node_migrations: i.cross_node_migrations,
-            slice_hist: i.slice_hist.clone(),
-            wait_hist: i.wait_hist.clone(),
-            why: i.why.clone(),
-            wakeup_wait_hist: i.wakeup_wait_hist.clone(),
-            preempt_wait_hist: i.preempt_wait_hist.clone(),
-        }
+        Totals::of(i.clone())
     }
 
     /// Sums saturate: a hostile recording's counters cannot overflow them.

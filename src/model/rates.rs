@@ -208,14 +208,10 @@ impl<'a> ThreadMatcher<'a> {
 
 /// Every thread of `cur` with its interval (None = no rate known yet).
 pub fn intervals<'a>(
-    prev: Option<&Sample>,
+    prev: Option<&'a Sample>,
     cur: &'a Sample,
 ) -> Vec<(&'a ThreadSample, Option<ThreadInterval>)> {
-    let mut matcher = ThreadMatcher::new(prev.map_or(&[], |p| &p.threads));
-    cur.threads
-        .iter()
-        .map(|t| (t, thread_interval(t, matcher.get(t))))
-        .collect()
+    each_interval(prev, cur).collect()
 }
 
 /// `intervals` one thread at a time (no list of every thread's interval).
