@@ -19,14 +19,16 @@ impl NameInterner {
     /// The shared string for a kernel name (up to the first NUL; bytes that
     /// are not UTF-8 replaced, as the kernel allows any).
     pub fn get(&mut self, raw: &[i8; 16]) -> Name {
-        let key: [u8; 16] = raw.map(|c| c as u8);
+        let mut key: [u8; 16] = raw.map(|c| c as u8);
+        // what follows the NUL is not part of the name: keyed as zeros
+        let len = key.iter().position(|&b| b == 0).unwrap_or(key.len());
+        key[len..].fill(0);
         if let Some(n) = self.names.get(&key) {
             return n.clone();
         }
         if self.names.len() >= MAX_NAMES {
             self.names.clear();
         }
-        let len = key.iter().position(|&b| b == 0).unwrap_or(key.len());
         let name: Name = String::from_utf8_lossy(&key[..len]).into();
         self.names.insert(key, name.clone());
         name
@@ -55,6 +57,11 @@ mod tests {
         // 15 bytes and no NUL inside the 16: all kept; bytes after a NUL ignored
         assert_eq!(&*n.get(&raw(b"abcdefghijklmnop")), "abcdefghijklmnop");
         assert_eq!(&*n.get(&raw(b"ab\0cd")), "ab");
+        // a stale tail after the NUL is the same name, one entry
+        assert!(std::sync::Arc::ptr_eq(
+            &n.get(&raw(b"ab\0xy")),
+            &n.get(&raw(b"ab"))
+        ));
         // not UTF-8: replaced, never a panic
         assert_eq!(&*n.get(&raw(&[0xff, b'x'])), "\u{fffd}x");
     }
