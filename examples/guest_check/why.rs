@@ -37,6 +37,21 @@ fn sample(src: &mut LiveSource) -> Result<Sample, String> {
     src.sample().map_err(|e| format!("drain failed: {e:#}"))
 }
 
+/// A Sample that lists every one of `tids`: a thread that switches tens of
+/// thousands of times a second can have every copy of its record torn in
+/// one drain, and a torn thread never listed before is left to the next
+/// (as the host's tests/bpf_why.rs waits for it).
+fn sample_listing(src: &mut LiveSource, tids: &[u32]) -> Result<Sample, String> {
+    for _ in 0..50 {
+        let s = sample(src)?;
+        if tids.iter().all(|&t| s.thread(t).is_some()) {
+            return Ok(s);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(format!("threads {tids:?} never listed"))
+}
+
 /// Threads running `body(i)` until the returned flag is set; their tids in
 /// the order of i.
 fn spawn(
@@ -165,7 +180,7 @@ pub fn block_reasons(src: &mut LiveSource) -> Outcome {
     });
     let result = (|| {
         std::thread::sleep(Duration::from_millis(500));
-        let s0 = sample(src)?;
+        let s0 = sample_listing(src, &tids)?;
         std::thread::sleep(Duration::from_secs(2));
         let s1 = sample(src)?;
         let mut parts = Vec::new();
