@@ -104,7 +104,10 @@ fn frozen_counts(src: &mut LiveSource, cpu: usize) -> Result<(Outcome, Outcome, 
         }
         let n = |h: &Option<schedtop::model::Log2Hist>| h.as_ref().map(|h| h.total());
         match (n(&t.wakeup_wait_hist), n(&t.preempt_wait_hist)) {
-            (Some(w), Some(p)) if (w, p) == (v, i) => {
+            // one wait may change sides: a switch the kernel counts as
+            // voluntary can leave the thread runnable (a signal arrived as
+            // it went to sleep), and its wait is then a preempted one
+            (Some(w), Some(p)) if w + p == v + i && p.abs_diff(i) <= 1 => {
                 wake_sum += w;
                 pre_sum += p;
             }
