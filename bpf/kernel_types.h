@@ -213,4 +213,14 @@ struct bpf_iter__task {
 	struct task_struct *task;
 } __attribute__((preserve_access_index));
 
+/* BPF map element iterator context (kernel/bpf/map_iter.c, 5.9+) */
+struct bpf_map;
+
+struct bpf_iter__bpf_map_elem {
+	struct bpf_iter_meta *meta;
+	struct bpf_map *map;
+	void *key;
+	void *value;
+} __attribute__((preserve_access_index));
+
 #endif

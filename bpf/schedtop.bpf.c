@@ -172,6 +172,8 @@ static __always_inline void count_drop(int which)
 		__sync_fetch_and_add(&d->thread_map_full, 1);
 	else if (which == 1)
 		__sync_fetch_and_add(&d->migration_matrix_overflow, 1);
+	else if (which == 3)
+		__sync_fetch_and_add(&d->dirty_full, 1);
 	else
 		__sync_fetch_and_add(&d->storage_unavailable, 1);
 }
@@ -263,6 +265,7 @@ static __always_inline void save_exited(struct task_struct *t, struct thread_sta
 }
 
 #include "why.bpf.h"
+#include "dirty.bpf.h"
 
 static __always_inline void count_wait(struct thread_stats *s, u64 ns, u64 n, bool wakeup)
 {
@@ -348,8 +351,16 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 	s->nvcsw = nvcsw;
 	s->nivcsw = nivcsw;
 	s->switch_outs++;
-	barrier();
-	s->seq++;
+	if (dirty_sets) {
+		/* a full barrier before mark_dirty loads the epoch */
+		__sync_fetch_and_add(&s->seq, 1);
+		/* a dead thread's record goes out through `exited` */
+		if (!(state & TASK_DEAD))
+			mark_dirty(prev, s);
+	} else {
+		barrier();
+		s->seq++;
+	}
 
 	if (state & TASK_DEAD)
 		save_exited(prev, s);
@@ -383,6 +394,10 @@ int BPF_PROG(handle_switch, bool preempt, struct task_struct *prev, struct task_
 	if (wait_from_wakeup && c) {
 		c->in_task = next->pid ? (u64)next : 0;
 		c->in_ns = now;
+	}
+	if (dirty_sets && c) {
+		c->cur_tid = next->pid;
+		c->cur_start = next->start_time;
 	}
 	return 0;
 }
@@ -454,130 +469,7 @@ int BPF_PROG(handle_migrate, struct task_struct *p, int dest_cpu)
 	return 0;
 }
 
-/* clang expands __builtin_memcpy/memset for BPF only up to a size (1 KiB at
- * 8-byte alignment); the record is larger, so it goes in constant chunks. */
-#define CHUNK 512
-#define PIECE(off) (sizeof(struct thread_stats) - (off) < CHUNK ? sizeof(struct thread_stats) - (off) : CHUNK)
-_Static_assert(sizeof(struct thread_stats) <= 4 * CHUNK, "thread_stats: add a chunk");
-#define EACH_CHUNK(op)                                                       \
-	do {                                                                 \
-		op(0);                                                       \
-		barrier(); /* or LLVM merges the pieces again */             \
-		if (sizeof(struct thread_stats) > CHUNK) op(CHUNK);          \
-		barrier();                                                   \
-		if (sizeof(struct thread_stats) > 2 * CHUNK) op(2 * CHUNK);  \
-		barrier();                                                   \
-		if (sizeof(struct thread_stats) > 3 * CHUNK) op(3 * CHUNK);  \
-	} while (0)
-
-static __always_inline void copy_stats(struct thread_stats *dst, struct thread_stats *src)
-{
-#define COPY(off) __builtin_memcpy((char *)dst + (off), (char *)src + (off), PIECE(off))
-	EACH_CHUNK(COPY);
-#undef COPY
-}
-
-static __always_inline void zero_stats(struct thread_stats *dst)
-{
-#define ZERO(off) __builtin_memset((char *)dst + (off), 0, PIECE(off))
-	EACH_CHUNK(ZERO);
-#undef ZERO
-}
-
-/* Copy `live` into `dst` if no switch-out updated it meanwhile: seq even
- * before, and the same after. */
-static __always_inline bool copy_stable(struct thread_stats *dst, struct thread_stats *live)
-{
-	u32 gen = *(volatile u32 *)&live->seq;
-
-	if (gen & 1)
-		return false;
-	barrier();
-	copy_stats(dst, live);
-	barrier();
-	return *(volatile u32 *)&live->seq == gen;
-}
-
-/* 1: the cpu controller is on a v1 hierarchy (set by user space) */
-const volatile u32 cgroup_v1_cpu = 0;
-
-/* The id of the cgroup whose CPU quota applies to t: on v1 the cpu
- * controller's cgroup, else the default (v2) hierarchy's. Iterator only. */
-static __always_inline u64 task_cgroup_id(struct task_struct *t)
-{
-	struct cgroup_subsys_state *css;
-	struct css_set *cset = BPF_CORE_READ(t, cgroups);
-	int idx;
-
-	if (!cset)
-		return 0;
-	if (!cgroup_v1_cpu)
-		return BPF_CORE_READ(cset, dfl_cgrp, kn, id);
-	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, cpu_cgrp_id))
-		return 0; /* no CONFIG_CGROUP_SCHED */
-	idx = bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id);
-	if (idx < 0 || idx >= CGROUP_SUBSYS_SLOTS)
-		return 0;
-	if (bpf_core_read(&css, sizeof(css), &cset->subsys[idx]) || !css)
-		return 0;
-	return BPF_CORE_READ(css, cgroup, kn, id);
-}
-
-/* One record per thread for user space, once an interval. Threads the probes
- * never saw (asleep all along) are listed too, with their kernel counters,
- * so the list is every thread, like top's. */
-SEC("iter/task")
-int dump_threads(struct bpf_iter__task *ctx)
-{
-	struct seq_file *seq = ctx->meta->seq;
-	struct task_struct *t = ctx->task;
-	struct thread_stats *live, *s;
-	u32 zero = 0;
-
-	if (!t)
-		return 0;
-	s = bpf_map_lookup_elem(&iter_scratch, &zero);
-	if (!s)
-		return 0;
-	live = stats_if_any(t);
-	/* A zombie group leader stays listed until its process is reaped; its
-	 * exited record went out already: never report it as live again. */
-	if (t->exit_state && (!live || live->exited))
-		return 0;
-	if (live) {
-		/* The thread may be switching out on another CPU right now. A
-		 * few attempts, unrolled (6.1's verifier rejects this loop's
-		 * back-edge); if none is stable the record says so and user
-		 * space keeps the thread's last good counts. */
-		if (copy_stable(s, live) || copy_stable(s, live) || copy_stable(s, live) ||
-		    copy_stable(s, live))
-			s->torn = 0;
-		else
-			s->torn = 1;
-		if (!use_task_storage && s->start_time != t->start_time)
-			s->torn = 1; /* the entry was reused under us */
-	} else {
-		zero_stats(s);
-	}
-	if (!s->seen) {
-		s->nvcsw = t->nvcsw;
-		s->nivcsw = t->nivcsw;
-	}
-	s->oncpu_ns = t->se.sum_exec_runtime;
-	s->wait_ns = t->sched_info.run_delay;
-	s->migrations = t->se.nr_migrations;
-	s->last_cpu = task_cpu_of(t);
-	s->tid = t->pid;
-	s->pid = t->tgid;
-	s->start_time = t->start_time;
-	/* NICE_TO_PRIO(nice) = 120 + nice; prio itself moves with PI boosts */
-	s->nice = t->static_prio - 120;
-	bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), t->comm);
-	bpf_probe_read_kernel_str(s->process_comm, sizeof(s->process_comm), t->group_leader->comm);
-	s->cgroup_id = task_cgroup_id(t);
-	bpf_seq_write(seq, s, sizeof(*s));
-	return 0;
-}
+#include "report.bpf.h"
 
 /* Queue length -> slot of cpu_stats.rq_hist: exact below RQ_LINEAR, then
  * log2 buckets. */

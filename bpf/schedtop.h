@@ -116,7 +116,8 @@ struct thread_stats {
 	/* iterator output only: no stable copy could be had (the counters in
 	 * this record are not valid; user space keeps the last good ones) */
 	u32 torn;
-	u32 pad;
+	/* dirty.bpf.h: the epoch (+ 1) whose dirty set holds this thread */
+	u32 queued_epoch;
 	/* u32 to keep the record in a 2 KiB allocation: one slot wraps after
 	 * 2^32 events (about 6 h at 200,000 switches/s all in that slot);
 	 * user space counts a slot that went down as an anomaly and adds
@@ -128,7 +129,9 @@ struct thread_stats {
 	u32 preempt_wait_hist[HIST_SLOTS];
 	/* the nice value (static_prio - 120), filled by the iterator */
 	s32 nice;
-	u32 pad2;
+	/* dirty.bpf.h: seq as of the last copy the dirty-set reader emitted
+	 * (written by the reader only) */
+	u32 read_seq;
 	/* the kernfs id of the thread's cgroup that holds its CPU quota (v1:
 	 * the cpu controller's hierarchy; v2: the default one), filled by the
 	 * iterator; 0 where unknown */
@@ -167,6 +170,11 @@ struct cpu_stats {
 	/* switch-outs of a thread with a pending wait whose switch-in was not
 	 * the last one traced on this CPU: that wait is not counted */
 	u64 in_lost;
+	/* the thread switched in last here (dirty sets on): user space adds
+	 * it to the set it reads, so a thread that runs on without switching
+	 * out still shows its CPU time */
+	u64 cur_tid;
+	u64 cur_start;
 };
 
 /* Counted, never silent: updates that could not be stored. */
@@ -180,6 +188,9 @@ struct drop_stats {
 	/* involuntary switch-outs whose (victim, preemptor) pair did not fit
 	 * the preempt_pairs map */
 	u64 preempt_pairs_full;
+	/* switch-outs that could not queue their thread in a dirty set (the
+	 * next drain read every task instead) */
+	u64 dirty_full;
 };
 
 #endif

@@ -1,6 +1,5 @@
 //! The BPF source: loads bpf/schedtop.bpf.c, attaches its probes and turns
 //! one drain of its maps into a Sample.
-use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
@@ -9,15 +8,17 @@ use libbpf_rs::{Link, MapCore, MapFlags};
 
 use super::bpf_load::{load, Loaded};
 pub use super::bpf_load::{BucketCode, Storage};
-use super::bpf_maps::{read_hash_map, read_pod};
+use super::bpf_maps::{each_thread_record, read_hash_map, read_pod};
 use super::bpf_thread_sample::ThreadsOut;
-use super::bpf_threads::{Offer, ThreadBook};
+use super::bpf_threads::{key_of, Offer, ThreadBook, ThreadKey};
 use super::cgroups::{CgroupCollector, CgroupTable};
+use super::changed_threads::{ChangedReader, Kept};
 use super::exit_drainer::ExitDrainer;
 use super::features::{Feature, Features};
 use super::perf::open_cpu_clock;
 use super::system::{monotonic_ns, now_ns, read_cpu_busy_ns, read_system};
-use crate::model::{CpuSample, Losses, MigrationCount, RqSample, Sample, Topology};
+use crate::model::fasthash::IdMap;
+use crate::model::{CpuSample, Losses, MigrationCount, RqSample, Sample, ThreadSample, Topology};
 
 use super::bpf_skel::types::{cpu_stats, drop_stats, thread_stats};
 use super::bpf_skel::SchedtopSkel;
@@ -27,8 +28,6 @@ use super::bpf_skel::SchedtopSkel;
 pub const RQ_FREQ_HZ: u32 = 99;
 /// Queue lengths below this are counted exactly (bpf/schedtop.h RQ_LINEAR).
 pub const RQ_LINEAR: usize = 32;
-/// Bytes read from the task iterator at a time.
-const ITER_CHUNK: usize = 64 << 10;
 
 pub struct BpfSource {
     skel: SchedtopSkel<'static>,
@@ -50,7 +49,12 @@ pub struct BpfSource {
     pid_filter: Vec<u32>,
     cgroups: CgroupCollector,
     names: super::name_intern::NameInterner,
+    /// the dirty-set read path (6.2+ with task storage); None: every task
+    /// is read at every drain
+    changed: Option<ChangedReader>,
 }
+
+type Pairs = IdMap<u32, Vec<(u32, u64)>>;
 
 impl BpfSource {
     /// Load and attach. Errors say why BPF is not available.
@@ -87,6 +91,7 @@ impl BpfSource {
             mut features,
             rq_unavailable,
             attach_ns,
+            dirty_sets,
         } = load(&topology, storage, !run_delay_waits)?;
 
         // attach the tracepoints one by one: the perf_event program is attached per CPU below
@@ -111,6 +116,11 @@ impl BpfSource {
             .attach()
             .context("attaching the task iterator")?;
         let exits = ExitDrainer::start(&skel.maps.exited, &skel.maps.exits_saved)?;
+        let changed = if dirty_sets {
+            Some(ChangedReader::attach(&skel)?)
+        } else {
+            None
+        };
 
         let mut rq_events = Vec::new();
         let mut rq_error =
@@ -173,12 +183,20 @@ impl BpfSource {
             // the same mountinfo the loader chose the hierarchy by
             cgroups: CgroupCollector::discover(Path::new("/proc")),
             names: Default::default(),
+            changed,
         })
     }
 
     /// Why the run-queue sampler is off, if it is.
     pub fn runqueue_error(&self) -> Option<&str> {
         self.rq_error.as_deref()
+    }
+
+    /// Whether drains read only the threads that changed (dirty sets), and
+    /// how many full passes over every task they made so far (first drain,
+    /// censuses, dirty sets overflowed).
+    pub fn changed_only(&self) -> Option<(u64, u64)> {
+        self.changed.as_ref().map(|c| (c.full_passes, c.overflows))
     }
 
     /// Where the probes keep per-thread state.
@@ -247,37 +265,16 @@ impl BpfSource {
         // (until it is reaped); its exited record is the final one
         let (exited, exits_dropped) = self.exits.take()?;
         let mut exited: Vec<thread_stats> = exited.iter().map(|(_, v)| read_pod(v)).collect();
-        let iter_start_ns = monotonic_ns();
         let mut pairs = super::why_drain::take_pairs(&self.skel.maps.preempt_pairs)?;
-        let mut pass = self.book.begin(&mut exited);
-        let mut out = ThreadsOut {
-            born_after: self.last_drain_ns,
-            pid_filter: &self.pid_filter,
-            threads: Vec::with_capacity(self.last_threads + 64),
-            cgroups: CgroupTable::default(),
-            names: &mut self.names,
+        let full = match self.changed.as_mut() {
+            Some(ch) => ch.full_pass_due(&mut self.skel, mono_ns),
+            None => true,
         };
-        for s in &exited {
-            out.push(s, true, false, &mut self.cgroups, &mut pairs);
-        }
-        let (book, cgroups) = (&mut self.book, &mut self.cgroups);
-        let listed = each_thread_record(&self.iter_link, |s| match book.offer(&mut pass, s) {
-            Offer::Skip => {}
-            Offer::Report { late_new } => out.push(s, false, late_new, cgroups, &mut pairs),
-            Offer::Mended(m) => out.push(&m, false, false, cgroups, &mut pairs),
-        });
-        if let Err(e) = listed {
-            // a pass cut short says nothing about the threads it missed
-            self.book.abandon(pass);
-            return Err(e);
-        }
-        self.book.finish(pass);
-        let ThreadsOut {
-            threads, cgroups, ..
-        } = out;
-        if self.storage == Storage::TidHash {
-            self.sweep_tid_map(iter_start_ns)?;
-        }
+        let (threads, cgroups) = if full {
+            self.read_every_thread(&mut exited, &mut pairs)?
+        } else {
+            self.read_changed_threads(&mut exited, &mut pairs, &per_cpu)?
+        };
         self.last_threads = threads.len();
         self.last_drain_ns = mono_ns;
 
@@ -298,6 +295,124 @@ impl BpfSource {
         };
         self.cgroups.finish(cgroups, &mut sample);
         Ok(sample)
+    }
+
+    /// Every task, by the task iterator.
+    fn read_every_thread(
+        &mut self,
+        exited: &mut [thread_stats],
+        pairs: &mut Pairs,
+    ) -> Result<(Vec<ThreadSample>, CgroupTable)> {
+        let iter_start_ns = monotonic_ns();
+        if let Some(ch) = self.changed.as_mut() {
+            ch.before_full_pass(&mut self.skel, iter_start_ns)?;
+        }
+        let iter_link = &self.iter_link;
+        let storage = self.storage;
+        let mut out = ThreadsOut {
+            born_after: self.last_drain_ns,
+            pid_filter: &self.pid_filter,
+            threads: Vec::with_capacity(self.last_threads + 64),
+            cgroups: CgroupTable::default(),
+            cgroup_ids: Vec::with_capacity(self.last_threads + 64),
+            names: &mut self.names,
+        };
+        let (book, cgroups) = (&mut self.book, &mut self.cgroups);
+        let mut pass = book.begin(exited);
+        for s in exited.iter() {
+            out.push(s, true, false, cgroups, pairs);
+        }
+        let listed = each_thread_record(iter_link, |s| match book.offer(&mut pass, s) {
+            Offer::Skip => {}
+            Offer::Report { late_new } => out.push(s, false, late_new, cgroups, pairs),
+            Offer::Mended(m) => out.push(&m, false, false, cgroups, pairs),
+        });
+        if let Err(e) = listed {
+            // a pass cut short says nothing about the threads it missed
+            book.abandon(pass);
+            return Err(e);
+        }
+        book.finish(pass);
+        let ThreadsOut {
+            threads,
+            cgroups: table,
+            cgroup_ids,
+            ..
+        } = out;
+        if storage == Storage::TidHash {
+            self.sweep_tid_map(iter_start_ns)?;
+        }
+        if let Some(ch) = self.changed.as_mut() {
+            let live = threads
+                .iter()
+                .zip(cgroup_ids)
+                .filter(|(t, _)| !t.exited)
+                .map(|(t, cgroup_id)| Kept {
+                    sample: t.clone(),
+                    cgroup_id,
+                });
+            let now = monotonic_ns();
+            ch.after_full_pass(live, now, now.saturating_sub(iter_start_ns));
+        }
+        Ok((threads, table))
+    }
+
+    /// Only the threads the probe queued since the last drain (and those on
+    /// a CPU now); the rest as the last Sample had them.
+    fn read_changed_threads(
+        &mut self,
+        exited: &mut [thread_stats],
+        pairs: &mut Pairs,
+        per_cpu: &[cpu_stats],
+    ) -> Result<(Vec<ThreadSample>, CgroupTable)> {
+        let Some(ch) = self.changed.as_mut() else {
+            return self.read_every_thread(exited, pairs);
+        };
+        let records = ch.read(&mut self.skel, per_cpu)?;
+        let mut out = ThreadsOut {
+            born_after: self.last_drain_ns,
+            pid_filter: &self.pid_filter,
+            threads: Vec::with_capacity(self.last_threads + 64),
+            cgroups: CgroupTable::default(),
+            cgroup_ids: Vec::with_capacity(self.last_threads + 64),
+            names: &mut self.names,
+        };
+        let (book, cgroups) = (&mut self.book, &mut self.cgroups);
+        let mut pass = book.begin(exited);
+        for s in exited.iter() {
+            out.push(s, true, false, cgroups, pairs);
+        }
+        let n_exited = out.threads.len();
+        for s in &records {
+            let first = ch.first_seen(&key_of(s));
+            match book.offer(&mut pass, s) {
+                Offer::Skip => {}
+                Offer::Report { late_new } => out.push(s, false, late_new || first, cgroups, pairs),
+                Offer::Mended(m) => out.push(&m, false, first, cgroups, pairs),
+            }
+        }
+        // a thread read twice: the later copy wins
+        let fresh: IdMap<ThreadKey, Kept> = out
+            .threads
+            .split_off(n_exited)
+            .into_iter()
+            .zip(out.cgroup_ids.split_off(n_exited))
+            .map(|(sample, cgroup_id)| {
+                (
+                    (sample.tid, sample.start_time_ns),
+                    Kept { sample, cgroup_id },
+                )
+            })
+            .collect();
+        let table = &mut out.cgroups;
+        ch.assemble(
+            fresh,
+            pass.dead(),
+            |id| cgroups.intern_id(table, id),
+            &mut out.threads,
+        );
+        book.finish_changed(pass);
+        Ok((out.threads, out.cgroups))
     }
 
     fn per_cpu_stats(&self) -> Result<Vec<cpu_stats>> {
@@ -390,38 +505,4 @@ impl BpfSource {
             preempt_pairs_full: d.preempt_pairs_full,
         })
     }
-}
-
-/// One pass of the task iterator, each record handed to `f` as it is
-/// read: 64 KiB at a time, never a buffer for every thread (50,000
-/// records are 76 MB), read straight into aligned records (no copy).
-fn each_thread_record(link: &Link, mut f: impl FnMut(&thread_stats)) -> Result<()> {
-    let mut it = libbpf_rs::Iter::new(link).context("starting the task iterator")?;
-    let size = std::mem::size_of::<thread_stats>();
-    let mut recs = vec![thread_stats::default(); ITER_CHUNK / size + 1];
-    // bytes at the front that hold a record cut by a read
-    let mut held = 0;
-    // SAFETY (both views): thread_stats is a repr(C) struct of integers
-    // generated from the BPF program's BTF, so every byte pattern is a valid
-    // value, and the slice covers exactly the vector's initialised records.
-    let as_bytes = |recs: &mut Vec<thread_stats>| unsafe {
-        std::slice::from_raw_parts_mut(recs.as_mut_ptr() as *mut u8, recs.len() * size)
-    };
-    loop {
-        let n = match it.read(&mut as_bytes(&mut recs)[held..]) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e).context("reading the task iterator"),
-        };
-        let end = held + n;
-        let whole = end / size;
-        for r in &recs[..whole] {
-            f(r);
-        }
-        // a record cut by the read: its bytes to the front, the rest follows
-        as_bytes(&mut recs).copy_within(whole * size..end, 0);
-        held = end - whole * size;
-    }
-    Ok(())
 }

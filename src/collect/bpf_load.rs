@@ -30,6 +30,9 @@ pub struct Loaded {
     pub rq_unavailable: Option<String>,
     /// CLOCK_MONOTONIC at load
     pub attach_ns: u64,
+    /// the probe queues changed threads in dirty sets (bpf/dirty.bpf.h)
+    /// and drains read only those
+    pub dirty_sets: bool,
 }
 
 // bits returned by the probe_features program (bpf/schedtop.h FEAT_*)
@@ -41,6 +44,35 @@ const FEAT_STATE_FIELD: u32 = 1 << 4;
 
 /// Entries of `exited` (bpf/schedtop.bpf.c): emptied twice a second.
 const EXITED_ENTRIES: u32 = 32768;
+
+/// The dirty-set reader looks a thread up by tid with the
+/// `bpf_task_from_pid` kfunc (6.2+), then at its task storage.
+fn task_from_pid_supported() -> bool {
+    // SAFETY: libbpf loads (and we free) the kernel's own BTF; the name
+    // is a NUL-terminated literal.
+    unsafe {
+        let btf = libbpf_sys::btf__load_vmlinux_btf();
+        if btf.is_null() {
+            return false;
+        }
+        let found = libbpf_sys::btf__find_by_name_kind(
+            btf,
+            c"bpf_task_from_pid".as_ptr(),
+            libbpf_sys::BTF_KIND_FUNC,
+        ) > 0;
+        libbpf_sys::btf__free(btf);
+        found
+    }
+}
+
+/// Whether drains may read only the changed threads: task storage, the
+/// kfunc, and not turned off (SCHEDTOP_READ_EVERY_TASK=1: every task at
+/// every drain, the way before; benchmarks compare the two).
+fn dirty_sets_wanted(storage: Storage) -> bool {
+    storage == Storage::TaskStorage
+        && std::env::var_os("SCHEDTOP_READ_EVERY_TASK").is_none_or(|v| v != "1")
+        && task_from_pid_supported()
+}
 
 fn task_storage_supported() -> bool {
     // SAFETY: probes the kernel by creating (and closing) a small map.
@@ -67,6 +99,7 @@ fn open_and_load(
     storage: Storage,
     attach_ns: u64,
     wait_from_wakeup: bool,
+    dirty_sets: bool,
 ) -> Result<SchedtopSkel<'static>> {
     // The skeleton borrows its object storage for its whole life; the
     // source lives until the process ends, so the storage is leaked once.
@@ -80,6 +113,7 @@ fn open_and_load(
         ro.attach_ns = attach_ns;
         ro.use_task_storage = (storage == Storage::TaskStorage) as u32;
         ro.wait_from_wakeup = wait_from_wakeup as u32;
+        ro.dirty_sets = dirty_sets as u32;
         // bench/probe_overhead.sh only: the same programs attached with
         // empty bodies, the floor its probe cost figures sit on
         ro.bench_empty_probes =
@@ -110,6 +144,15 @@ fn open_and_load(
         .exited
         .set_max_entries(EXITED_ENTRIES)
         .context("sizing the exited map")?;
+    if dirty_sets {
+        for set in [&mut open.maps.dirty0, &mut open.maps.dirty1] {
+            set.set_max_entries(super::changed_threads::DIRTY_ENTRIES)
+                .context("sizing a dirty set")?;
+        }
+    } else {
+        // its kfuncs may not exist here (before 6.2)
+        open.progs.dump_dirty.set_autoload(false);
+    }
     if storage == Storage::TidHash {
         // the programs' references to it are dead code (use_task_storage = 0)
         open.maps
@@ -177,11 +220,37 @@ pub fn load(
     // SCHEDTOP_BPF_STORAGE=tid-map takes 5.10's way on any kernel (tests)
     let forced_tid_map = storage == Some(Storage::TidHash)
         || std::env::var_os("SCHEDTOP_BPF_STORAGE").is_some_and(|v| v == "tid-map");
+    let with_storage = |dirty| {
+        open_and_load(
+            nr_cpus,
+            Storage::TaskStorage,
+            attach_ns,
+            wait_from_wakeup,
+            dirty,
+        )
+    };
+    let mut dirty_sets = false;
     let (skel, storage, storage_note) = if task_storage_supported() && !forced_tid_map {
-        match open_and_load(nr_cpus, Storage::TaskStorage, attach_ns, wait_from_wakeup) {
-            Ok(skel) => (skel, Storage::TaskStorage, "task storage".to_string()),
+        let dirty = dirty_sets_wanted(Storage::TaskStorage);
+        // the dirty-set reader refused: every task at every drain instead
+        let attempt = match with_storage(dirty) {
+            Ok(skel) => Ok((skel, dirty)),
+            Err(_) if dirty => with_storage(false).map(|skel| (skel, false)),
+            Err(e) => Err(e),
+        };
+        match attempt {
+            Ok((skel, dirty)) => {
+                dirty_sets = dirty;
+                (skel, Storage::TaskStorage, "task storage".to_string())
+            }
             // some other refusal of task storage: the fallback may still load
-            Err(e) => match open_and_load(nr_cpus, Storage::TidHash, attach_ns, wait_from_wakeup) {
+            Err(e) => match open_and_load(
+                nr_cpus,
+                Storage::TidHash,
+                attach_ns,
+                wait_from_wakeup,
+                false,
+            ) {
                 Ok(skel) => (
                     skel,
                     Storage::TidHash,
@@ -192,7 +261,13 @@ pub fn load(
         }
     } else {
         (
-            open_and_load(nr_cpus, Storage::TidHash, attach_ns, wait_from_wakeup)?,
+            open_and_load(
+                nr_cpus,
+                Storage::TidHash,
+                attach_ns,
+                wait_from_wakeup,
+                false,
+            )?,
             Storage::TidHash,
             if forced_tid_map {
                 "tid-keyed map (chosen by the caller)".to_string()
@@ -226,7 +301,13 @@ pub fn load(
         Feature::SwitchCounts,
         true,
         format!(
-            "sched_switch, nvcsw/nivcsw; per-thread state in {storage_note}; task_struct.{state}"
+            "sched_switch, nvcsw/nivcsw; per-thread state in {storage_note}; task_struct.{state}; \
+             drains read {}",
+            if dirty_sets {
+                "the threads that changed (dirty sets), every task at a census every 5-60 s"
+            } else {
+                "every task"
+            }
         ),
     );
     features.set(
@@ -266,6 +347,7 @@ pub fn load(
         features,
         rq_unavailable,
         attach_ns,
+        dirty_sets,
     })
 }
 
@@ -284,7 +366,7 @@ impl BucketCode {
             Storage::TidHash
         };
         Ok(BucketCode {
-            skel: open_and_load(1, storage, 0, true)?,
+            skel: open_and_load(1, storage, 0, true, false)?,
         })
     }
 

@@ -1,9 +1,12 @@
-//! Reading the BPF program's maps: plain-old-data records and whole hash
-//! maps.
+//! Reading the BPF program's maps and iterators: plain-old-data records,
+//! whole hash maps, streams of thread records.
+use std::io::Read;
 use std::os::fd::AsRawFd;
 
 use anyhow::{Context, Result};
-use libbpf_rs::MapCore;
+use libbpf_rs::{Link, MapCore};
+
+use super::bpf_skel::types::thread_stats;
 
 /// Copy a plain-old-data struct out of map bytes.
 pub(super) fn read_pod<T: Copy + Default>(bytes: &[u8]) -> T {
@@ -89,4 +92,42 @@ fn walk_hash_map<M: MapCore>(map: &M, delete: bool) -> Result<Vec<(Vec<u8>, Vec<
         in_batch = out_batch;
         first = false;
     }
+}
+
+/// Bytes read from an iterator at a time.
+const ITER_CHUNK: usize = 64 << 10;
+
+/// One pass of an iterator of thread records (the task iterator, or the
+/// dirty-set reader), each record handed to `f` as it is
+/// read: 64 KiB at a time, never a buffer for every thread (50,000
+/// records are 76 MB), read straight into aligned records (no copy).
+pub(super) fn each_thread_record(link: &Link, mut f: impl FnMut(&thread_stats)) -> Result<()> {
+    let mut it = libbpf_rs::Iter::new(link).context("starting the task iterator")?;
+    let size = std::mem::size_of::<thread_stats>();
+    let mut recs = vec![thread_stats::default(); ITER_CHUNK / size + 1];
+    // bytes at the front that hold a record cut by a read
+    let mut held = 0;
+    // SAFETY (both views): thread_stats is a repr(C) struct of integers
+    // generated from the BPF program's BTF, so every byte pattern is a valid
+    // value, and the slice covers exactly the vector's initialised records.
+    let as_bytes = |recs: &mut Vec<thread_stats>| unsafe {
+        std::slice::from_raw_parts_mut(recs.as_mut_ptr() as *mut u8, recs.len() * size)
+    };
+    loop {
+        let n = match it.read(&mut as_bytes(&mut recs)[held..]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).context("reading the task iterator"),
+        };
+        let end = held + n;
+        let whole = end / size;
+        for r in &recs[..whole] {
+            f(r);
+        }
+        // a record cut by the read: its bytes to the front, the rest follows
+        as_bytes(&mut recs).copy_within(whole * size..end, 0);
+        held = end - whole * size;
+    }
+    Ok(())
 }

@@ -14,6 +14,8 @@ pub(super) struct ThreadsOut<'a> {
     pub pid_filter: &'a [u32],
     pub threads: Vec<ThreadSample>,
     pub cgroups: CgroupTable,
+    /// the kernel's cgroup id of each of `threads`
+    pub cgroup_ids: Vec<u64>,
     pub names: &'a mut NameInterner,
 }
 
@@ -32,6 +34,7 @@ impl ThreadsOut<'_> {
             return;
         }
         let new = s.start_time >= self.born_after || late_new;
+        self.cgroup_ids.push(s.cgroup_id);
         self.threads.push(ThreadSample {
             tid: s.tid,
             pid: s.pid,

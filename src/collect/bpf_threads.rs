@@ -153,6 +153,13 @@ pub struct Pass {
     deferred: IdSet<ThreadKey>,
 }
 
+impl Pass {
+    /// The threads whose exit records this drain reports.
+    pub fn dead(&self) -> &IdSet<ThreadKey> {
+        &self.dead
+    }
+}
+
 /// What `offer` makes of a listed record.
 pub enum Offer {
     /// not reported (exited, or a new thread's torn first copy)
@@ -243,6 +250,17 @@ impl ThreadBook {
         self.last.retain(|_, l| l.listed == g);
         self.last_exited = pass.still_exited;
         self.deferred = pass.deferred;
+    }
+
+    /// End a drain that read only the threads that changed: nothing can be
+    /// said to have vanished (the next full pass decides that); the exited
+    /// are forgotten, and remembered as exited.
+    pub fn finish_changed(&mut self, pass: Pass) {
+        for k in pass.dead.iter() {
+            self.last.remove(k);
+        }
+        self.last_exited.extend(pass.dead);
+        self.deferred.extend(pass.deferred);
     }
 
     /// A drain that failed part-way: keep what the previous one knew (and

@@ -9,6 +9,7 @@ mod bpf_threads;
 pub mod cgroup_ids;
 pub mod cgroupfs;
 pub mod cgroups;
+mod changed_threads;
 mod exit_drainer;
 pub mod features;
 pub mod flight;

@@ -1,0 +1,239 @@
+//! Reading only the threads that changed (bpf/dirty.bpf.h): the probe
+//! queues a thread in a dirty set when it updates the thread's record, and
+//! a drain reads those sets instead of walking every task. The threads that
+//! did not change are the previous Sample's, kept here, so every Sample
+//! still lists every thread. A full pass over every task (the census) runs
+//! at the first drain, after a dirty set overflowed, and every few seconds
+//! (at most 0.25 % of the time): it finds what no switch-out announces —
+//! threads renamed, re-niced or moved to another cgroup by someone else
+//! while they slept, and threads that vanished without a traced exit.
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use anyhow::{Context, Result};
+use libbpf_rs::{Link, MapCore, MapFlags};
+
+use super::bpf_maps::{each_thread_record, take_hash_map};
+use super::bpf_skel::types::{cpu_stats, thread_stats};
+use super::bpf_skel::SchedtopSkel;
+use super::bpf_threads::ThreadKey;
+use crate::model::fasthash::{IdMap, IdSet};
+use crate::model::ThreadSample;
+
+/// Entries of each dirty set: distinct threads switching in one interval
+/// beyond this fall back to a full pass (still exact, today's cost).
+pub const DIRTY_ENTRIES: u32 = 65536;
+
+/// A census at most this often and at least this rarely.
+const CENSUS_MIN_NS: u64 = 5_000_000_000;
+const CENSUS_MAX_NS: u64 = 60_000_000_000;
+/// A census's wall time times this is the wait for the next: 0.25 %.
+const CENSUS_SPACING: u64 = 400;
+
+/// A thread as the last Sample had it, and its cgroup's kernel id (the
+/// Sample's cgroup index is only good for that Sample's table).
+pub(super) struct Kept {
+    pub sample: ThreadSample,
+    pub cgroup_id: u64,
+}
+
+pub(super) struct ChangedReader {
+    /// the dirty-set reader attached to dirty0 and dirty1
+    links: [Link; 2],
+    /// the live threads of the last Sample, in its order
+    kept: Vec<Kept>,
+    index: IdMap<ThreadKey, u32>,
+    /// CLOCK_MONOTONIC when the last full pass began: a thread started
+    /// later and not kept was in no Sample yet
+    full_pass_ns: u64,
+    next_census_ns: u64,
+    /// full passes so far, and those forced by a dirty set overflowing
+    pub full_passes: u64,
+    pub overflows: u64,
+}
+
+/// What one drain read of the changed threads: records in the order read
+/// (a thread read twice: the later copy counts).
+pub(super) type Changed = Vec<thread_stats>;
+
+impl ChangedReader {
+    pub fn attach(skel: &SchedtopSkel<'static>) -> Result<ChangedReader> {
+        let attach = |map: &libbpf_rs::Map| {
+            skel.progs
+                .dump_dirty
+                .attach_iter(map.as_fd())
+                .context("attaching the dirty-set reader")
+        };
+        Ok(ChangedReader {
+            links: [attach(&skel.maps.dirty0)?, attach(&skel.maps.dirty1)?],
+            kept: Vec::new(),
+            index: IdMap::default(),
+            full_pass_ns: 0,
+            next_census_ns: 0,
+            full_passes: 0,
+            overflows: 0,
+        })
+    }
+
+    /// Whether this drain must read every task: first drain, census due, or
+    /// an insert failed since the last drain (cleared here).
+    pub fn full_pass_due(&mut self, skel: &mut SchedtopSkel<'static>, now_ns: u64) -> bool {
+        let lost = skel.maps.bss_data.as_mut().is_some_and(|bss| {
+            // SAFETY: the .bss is mmapped and only ever accessed as u32s
+            let flag = unsafe { AtomicU32::from_ptr(&mut bss.dirty_lost) };
+            flag.swap(0, Ordering::SeqCst) != 0
+        });
+        if lost {
+            self.overflows += 1;
+        }
+        lost || self.full_passes == 0 || now_ns >= self.next_census_ns
+    }
+
+    fn epoch<'a>(skel: &'a mut SchedtopSkel<'static>) -> Option<&'a AtomicU32> {
+        let bss = skel.maps.bss_data.as_mut()?;
+        // SAFETY: as above
+        Some(unsafe { AtomicU32::from_ptr(&mut bss.dirty_epoch) })
+    }
+
+    /// Start the next epoch, the set of the one before emptied first (it was
+    /// read at the last drain; no probe still holds that epoch a whole
+    /// interval later). Returns the epoch whose set the probes filled until
+    /// now. The store is SeqCst: a full barrier before the reads that follow.
+    fn flip(
+        skel: &mut SchedtopSkel<'static>,
+        read_old: impl FnOnce(usize) -> Result<()>,
+    ) -> Result<u32> {
+        let e = Self::epoch(skel)
+            .context("the BPF object has no .bss")?
+            .load(Ordering::SeqCst);
+        let old = (e.wrapping_add(1) & 1) as usize;
+        read_old(old)?;
+        let set = if old == 1 {
+            &skel.maps.dirty1
+        } else {
+            &skel.maps.dirty0
+        };
+        take_hash_map(set).context("emptying a dirty set")?;
+        if let Some(epoch) = Self::epoch(skel) {
+            epoch.store(e.wrapping_add(1), Ordering::SeqCst);
+        }
+        Ok(e)
+    }
+
+    /// Before a full pass: start a new epoch so that whatever changes while
+    /// or after the pass reads a thread is queued for the next drain.
+    pub fn before_full_pass(
+        &mut self,
+        skel: &mut SchedtopSkel<'static>,
+        start_ns: u64,
+    ) -> Result<()> {
+        Self::flip(skel, |_| Ok(()))?;
+        self.full_pass_ns = start_ns;
+        Ok(())
+    }
+
+    /// After a full pass that took `took_ns`: the Sample's live threads
+    /// become the kept list.
+    pub fn after_full_pass(&mut self, live: impl Iterator<Item = Kept>, now_ns: u64, took_ns: u64) {
+        self.kept.clear();
+        self.kept.extend(live);
+        self.reindex();
+        self.full_passes += 1;
+        let wait = took_ns
+            .saturating_mul(CENSUS_SPACING)
+            .clamp(CENSUS_MIN_NS, CENSUS_MAX_NS);
+        self.next_census_ns = now_ns + wait;
+    }
+
+    fn reindex(&mut self) {
+        self.index.clear();
+        for (i, k) in self.kept.iter().enumerate() {
+            self.index
+                .insert((k.sample.tid, k.sample.start_time_ns), i as u32);
+        }
+    }
+
+    /// Read the changed threads: stragglers of the last epoch's set, then
+    /// (after the flip, with the threads on a CPU now added) this epoch's.
+    pub fn read(
+        &mut self,
+        skel: &mut SchedtopSkel<'static>,
+        per_cpu: &[cpu_stats],
+    ) -> Result<Changed> {
+        let mut out = Changed::new();
+        let links = &self.links;
+        let e = Self::flip(skel, |old| {
+            each_thread_record(&links[old], |s| out.push(*s))
+        })?;
+        let cur = (e & 1) as usize;
+        let set = if cur == 1 {
+            &skel.maps.dirty1
+        } else {
+            &skel.maps.dirty0
+        };
+        for c in per_cpu.iter().filter(|c| c.cur_tid != 0) {
+            let tid = c.cur_tid as u32;
+            // Never over an entry the probe made: the per-CPU pair was
+            // copied while that CPU may have been writing it, and a start
+            // time from the thread before would hide this one from the
+            // reader. An error (there already; the set full) changes nothing.
+            let _ = set.update(
+                &tid.to_ne_bytes(),
+                &c.cur_start.to_ne_bytes(),
+                MapFlags::NO_EXIST,
+            );
+        }
+        each_thread_record(&self.links[cur], |s| out.push(*s))?;
+        Ok(out)
+    }
+
+    /// Whether `key` was in no Sample yet although it started before the
+    /// last drain: it had not switched out (nor run) until now.
+    pub fn first_seen(&self, key: &ThreadKey) -> bool {
+        key.1 >= self.full_pass_ns && !self.index.contains_key(key)
+    }
+
+    /// The Sample's live threads: every kept one, replaced by its fresh
+    /// sample if it changed (`fresh`, keyed), without the `dead`; then the
+    /// fresh ones that are new. `refresh` re-interns a kept thread's
+    /// cgroup for this Sample's table. The kept list follows.
+    pub fn assemble(
+        &mut self,
+        mut fresh: IdMap<ThreadKey, Kept>,
+        dead: &IdSet<ThreadKey>,
+        mut refresh: impl FnMut(u64) -> Option<u32>,
+        out: &mut Vec<ThreadSample>,
+    ) {
+        let before = self.kept.len();
+        self.kept
+            .retain(|k| !dead.contains(&(k.sample.tid, k.sample.start_time_ns)));
+        let mut moved = self.kept.len() != before;
+        for k in self.kept.iter_mut() {
+            let key = (k.sample.tid, k.sample.start_time_ns);
+            match fresh.remove(&key) {
+                Some(f) => *k = f,
+                None => {
+                    // unchanged: no new rates, no preemptors this interval
+                    k.sample.baseline = None;
+                    k.sample.cgroup = refresh(k.cgroup_id);
+                    if let Some(w) = k.sample.why.as_mut() {
+                        w.preempted_by.clear();
+                        w.preempted_by_rest = 0;
+                    }
+                }
+            }
+            out.push(k.sample.clone());
+        }
+        // new threads in the order they were read
+        let mut new: Vec<Kept> = fresh.into_values().collect();
+        new.sort_by_key(|k| (k.sample.start_time_ns, k.sample.tid));
+        for k in new {
+            out.push(k.sample.clone());
+            self.kept.push(k);
+            moved = true;
+        }
+        if moved {
+            self.reindex();
+        }
+    }
+}
