@@ -145,9 +145,15 @@ fn open_and_load(
         .set_max_entries(EXITED_ENTRIES)
         .context("sizing the exited map")?;
     if dirty_sets {
+        // SCHEDTOP_DIRTY_ENTRIES: smaller sets, so tests can overflow them
+        let entries = std::env::var("SCHEDTOP_DIRTY_ENTRIES")
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .map_or(super::changed_threads::DIRTY_ENTRIES, |n| {
+                n.clamp(1, super::changed_threads::DIRTY_ENTRIES)
+            });
         for set in [&mut open.maps.dirty0, &mut open.maps.dirty1] {
-            set.set_max_entries(super::changed_threads::DIRTY_ENTRIES)
-                .context("sizing a dirty set")?;
+            set.set_max_entries(entries).context("sizing a dirty set")?;
         }
     } else {
         // its kfuncs may not exist here (before 6.2)
