@@ -117,8 +117,10 @@ fn overflowing_dirty_sets_fall_back_to_a_full_pass_and_counts_stay_exact() {
     }
     assert!(wrong.is_empty(), "{wrong:?}");
     assert!(overflows >= 3, "{overflows} overflows, {full} full passes");
+    // every overflow made the next drain a full pass (the first drain is
+    // one anyway, and may follow an overflow of its own)
     assert!(
-        full > overflows,
+        full >= overflows,
         "{full} full passes for {overflows} overflows"
     );
 }
