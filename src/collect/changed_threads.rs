@@ -47,6 +47,9 @@ pub(super) struct ChangedReader {
     /// later and not kept was in no Sample yet
     full_pass_ns: u64,
     next_census_ns: u64,
+    /// a read failed part-way: records it took were marked read in the
+    /// kernel but never reached a Sample, so the next drain reads every task
+    failed: bool,
     /// full passes so far, and those forced by a dirty set overflowing
     pub full_passes: u64,
     pub overflows: u64,
@@ -70,13 +73,15 @@ impl ChangedReader {
             index: IdMap::default(),
             full_pass_ns: 0,
             next_census_ns: 0,
+            failed: false,
             full_passes: 0,
             overflows: 0,
         })
     }
 
     /// Whether this drain must read every task: first drain, census due, or
-    /// an insert failed since the last drain (cleared here).
+    /// an insert failed since the last drain (cleared here), or the last
+    /// read failed part-way.
     pub fn full_pass_due(&mut self, skel: &mut SchedtopSkel<'static>, now_ns: u64) -> bool {
         let lost = skel.maps.bss_data.as_mut().is_some_and(|bss| {
             // SAFETY: the .bss is mmapped and only ever accessed as u32s
@@ -86,7 +91,7 @@ impl ChangedReader {
         if lost {
             self.overflows += 1;
         }
-        lost || self.full_passes == 0 || now_ns >= self.next_census_ns
+        lost || self.failed || self.full_passes == 0 || now_ns >= self.next_census_ns
     }
 
     fn epoch<'a>(skel: &'a mut SchedtopSkel<'static>) -> Option<&'a AtomicU32> {
@@ -138,6 +143,7 @@ impl ChangedReader {
         self.kept.clear();
         self.kept.extend(live);
         self.reindex();
+        self.failed = false;
         self.full_passes += 1;
         let wait = took_ns
             .saturating_mul(CENSUS_SPACING)
@@ -156,6 +162,16 @@ impl ChangedReader {
     /// Read the changed threads: stragglers of the last epoch's set, then
     /// (after the flip, with the threads on a CPU now added) this epoch's.
     pub fn read(
+        &mut self,
+        skel: &mut SchedtopSkel<'static>,
+        per_cpu: &[cpu_stats],
+    ) -> Result<Changed> {
+        let read = self.read_sets(skel, per_cpu);
+        self.failed |= read.is_err();
+        read
+    }
+
+    fn read_sets(
         &mut self,
         skel: &mut SchedtopSkel<'static>,
         per_cpu: &[cpu_stats],
