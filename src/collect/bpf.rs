@@ -12,9 +12,10 @@ use super::bpf_maps::{each_thread_record, read_hash_map, read_pod};
 use super::bpf_thread_sample::ThreadsOut;
 use super::bpf_threads::{key_of, Offer, ThreadBook, ThreadKey};
 use super::cgroups::{CgroupCollector, CgroupTable};
-use super::changed_threads::{ChangedReader, Kept};
+use super::changed_threads::ChangedReader;
 use super::exit_drainer::ExitDrainer;
 use super::features::{Feature, Features};
+use super::kept_threads::Kept;
 use super::perf::open_cpu_clock;
 use super::system::{monotonic_ns, now_ns, read_cpu_busy_ns, read_system};
 use crate::model::fasthash::IdMap;
@@ -384,7 +385,7 @@ impl BpfSource {
         }
         let n_exited = out.threads.len();
         for s in &records {
-            let first = ch.first_seen(&key_of(s));
+            let first = ch.kept.first_seen(&key_of(s));
             match book.offer(&mut pass, s) {
                 Offer::Skip => {}
                 Offer::Report { late_new } => out.push(s, false, late_new || first, cgroups, pairs),
@@ -405,7 +406,7 @@ impl BpfSource {
             })
             .collect();
         let table = &mut out.cgroups;
-        ch.assemble(
+        ch.kept.assemble(
             fresh,
             pass.dead(),
             |id| cgroups.intern_id(table, id),

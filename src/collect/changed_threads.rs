@@ -16,9 +16,7 @@ use libbpf_rs::{Link, MapCore, MapFlags};
 use super::bpf_maps::{each_thread_record, take_hash_map};
 use super::bpf_skel::types::{cpu_stats, thread_stats};
 use super::bpf_skel::SchedtopSkel;
-use super::bpf_threads::ThreadKey;
-use crate::model::fasthash::{IdMap, IdSet};
-use crate::model::ThreadSample;
+use super::kept_threads::{Kept, KeptThreads};
 
 /// Entries of each dirty set: distinct threads switching in one interval
 /// beyond this fall back to a full pass (still exact, today's cost).
@@ -30,22 +28,11 @@ const CENSUS_MAX_NS: u64 = 60_000_000_000;
 /// A census's wall time times this is the wait for the next: 0.25 %.
 const CENSUS_SPACING: u64 = 400;
 
-/// A thread as the last Sample had it, and its cgroup's kernel id (the
-/// Sample's cgroup index is only good for that Sample's table).
-pub(super) struct Kept {
-    pub sample: ThreadSample,
-    pub cgroup_id: u64,
-}
-
 pub(super) struct ChangedReader {
     /// the dirty-set reader attached to dirty0 and dirty1
     links: [Link; 2],
-    /// the live threads of the last Sample, in its order
-    kept: Vec<Kept>,
-    index: IdMap<ThreadKey, u32>,
-    /// CLOCK_MONOTONIC when the last full pass began: a thread started
-    /// later and not kept was in no Sample yet
-    full_pass_ns: u64,
+    /// the live threads of the last Sample
+    pub kept: KeptThreads,
     next_census_ns: u64,
     /// a read failed part-way: records it took were marked read in the
     /// kernel but never reached a Sample, so the next drain reads every task
@@ -69,9 +56,7 @@ impl ChangedReader {
         };
         Ok(ChangedReader {
             links: [attach(&skel.maps.dirty0)?, attach(&skel.maps.dirty1)?],
-            kept: Vec::new(),
-            index: IdMap::default(),
-            full_pass_ns: 0,
+            kept: KeptThreads::default(),
             next_census_ns: 0,
             failed: false,
             full_passes: 0,
@@ -133,30 +118,20 @@ impl ChangedReader {
         start_ns: u64,
     ) -> Result<()> {
         Self::flip(skel, |_| Ok(()))?;
-        self.full_pass_ns = start_ns;
+        self.kept.full_pass_ns = start_ns;
         Ok(())
     }
 
     /// After a full pass that took `took_ns`: the Sample's live threads
     /// become the kept list.
     pub fn after_full_pass(&mut self, live: impl Iterator<Item = Kept>, now_ns: u64, took_ns: u64) {
-        self.kept.clear();
-        self.kept.extend(live);
-        self.reindex();
+        self.kept.replace(live);
         self.failed = false;
         self.full_passes += 1;
         let wait = took_ns
             .saturating_mul(CENSUS_SPACING)
             .clamp(CENSUS_MIN_NS, CENSUS_MAX_NS);
         self.next_census_ns = now_ns + wait;
-    }
-
-    fn reindex(&mut self) {
-        self.index.clear();
-        for (i, k) in self.kept.iter().enumerate() {
-            self.index
-                .insert((k.sample.tid, k.sample.start_time_ns), i as u32);
-        }
     }
 
     /// Read the changed threads: stragglers of the last epoch's set, then
@@ -201,55 +176,5 @@ impl ChangedReader {
         }
         each_thread_record(&self.links[cur], |s| out.push(*s))?;
         Ok(out)
-    }
-
-    /// Whether `key` was in no Sample yet although it started before the
-    /// last drain: it had not switched out (nor run) until now.
-    pub fn first_seen(&self, key: &ThreadKey) -> bool {
-        key.1 >= self.full_pass_ns && !self.index.contains_key(key)
-    }
-
-    /// The Sample's live threads: every kept one, replaced by its fresh
-    /// sample if it changed (`fresh`, keyed), without the `dead`; then the
-    /// fresh ones that are new. `refresh` re-interns a kept thread's
-    /// cgroup for this Sample's table. The kept list follows.
-    pub fn assemble(
-        &mut self,
-        mut fresh: IdMap<ThreadKey, Kept>,
-        dead: &IdSet<ThreadKey>,
-        mut refresh: impl FnMut(u64) -> Option<u32>,
-        out: &mut Vec<ThreadSample>,
-    ) {
-        let before = self.kept.len();
-        self.kept
-            .retain(|k| !dead.contains(&(k.sample.tid, k.sample.start_time_ns)));
-        let mut moved = self.kept.len() != before;
-        for k in self.kept.iter_mut() {
-            let key = (k.sample.tid, k.sample.start_time_ns);
-            match fresh.remove(&key) {
-                Some(f) => *k = f,
-                None => {
-                    // unchanged: no new rates, no preemptors this interval
-                    k.sample.baseline = None;
-                    k.sample.cgroup = refresh(k.cgroup_id);
-                    if let Some(w) = k.sample.why.as_mut() {
-                        w.preempted_by.clear();
-                        w.preempted_by_rest = 0;
-                    }
-                }
-            }
-            out.push(k.sample.clone());
-        }
-        // new threads in the order they were read
-        let mut new: Vec<Kept> = fresh.into_values().collect();
-        new.sort_by_key(|k| (k.sample.start_time_ns, k.sample.tid));
-        for k in new {
-            out.push(k.sample.clone());
-            self.kept.push(k);
-            moved = true;
-        }
-        if moved {
-            self.reindex();
-        }
     }
 }

@@ -13,6 +13,7 @@ mod changed_threads;
 mod exit_drainer;
 pub mod features;
 pub mod flight;
+mod kept_threads;
 mod name_intern;
 pub mod perf;
 pub mod procfs;
