@@ -369,7 +369,6 @@ impl BpfSource {
         let Some(ch) = self.changed.as_mut() else {
             return self.read_every_thread(exited, pairs);
         };
-        let records = ch.read(&mut self.skel, per_cpu)?;
         let mut out = ThreadsOut {
             born_after: self.last_drain_ns,
             pid_filter: &self.pid_filter,
@@ -384,13 +383,18 @@ impl BpfSource {
             out.push(s, true, false, cgroups, pairs);
         }
         let n_exited = out.threads.len();
-        for s in &records {
-            let first = ch.kept.first_seen(&key_of(s));
+        let read = ch.read(&mut self.skel, per_cpu, |kept, s| {
+            let first = kept.first_seen(&key_of(s));
             match book.offer(&mut pass, s) {
                 Offer::Skip => {}
                 Offer::Report { late_new } => out.push(s, false, late_new || first, cgroups, pairs),
                 Offer::Mended(m) => out.push(&m, false, first, cgroups, pairs),
             }
+        });
+        if let Err(e) = read {
+            // the next drain reads every task (ChangedReader::read)
+            book.abandon(pass);
+            return Err(e);
         }
         // a thread read twice: the later copy wins
         let fresh: IdMap<ThreadKey, Kept> = out
