@@ -182,7 +182,21 @@ pub fn block_reasons(src: &mut LiveSource) -> Outcome {
         std::thread::sleep(Duration::from_millis(500));
         let s0 = sample_listing(src, &tids)?;
         std::thread::sleep(Duration::from_secs(2));
-        let s1 = sample(src)?;
+        // a copy torn in every try keeps the thread's last good counts for
+        // that drain (on a TCG guest a ping-pong thread can have all its
+        // tries torn): the next drain that has all three moved
+        let mut s1 = sample(src)?;
+        for _ in 0..20 {
+            let moved = tids.iter().all(|&t| {
+                let v = |s: &Sample| s.thread(t).map(|t| t.voluntary);
+                v(&s1) > v(&s0)
+            });
+            if moved {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            s1 = sample(src)?;
+        }
         let mut parts = Vec::new();
         let mut ok = true;
         for (k, &tid) in tids.iter().enumerate() {
