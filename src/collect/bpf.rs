@@ -310,14 +310,12 @@ impl BpfSource {
         }
         let iter_link = &self.iter_link;
         let storage = self.storage;
-        let mut out = ThreadsOut {
-            born_after: self.last_drain_ns,
-            pid_filter: &self.pid_filter,
-            threads: Vec::with_capacity(self.last_threads + 64),
-            cgroups: CgroupTable::default(),
-            cgroup_ids: Vec::with_capacity(self.last_threads + 64),
-            names: &mut self.names,
-        };
+        let mut out = ThreadsOut::new(
+            self.last_drain_ns,
+            &self.pid_filter,
+            self.last_threads + 64,
+            &mut self.names,
+        );
         let (book, cgroups) = (&mut self.book, &mut self.cgroups);
         let mut pass = book.begin(exited);
         for s in exited.iter() {
@@ -369,14 +367,12 @@ impl BpfSource {
         let Some(ch) = self.changed.as_mut() else {
             return self.read_every_thread(exited, pairs);
         };
-        let mut out = ThreadsOut {
-            born_after: self.last_drain_ns,
-            pid_filter: &self.pid_filter,
-            threads: Vec::with_capacity(self.last_threads + 64),
-            cgroups: CgroupTable::default(),
-            cgroup_ids: Vec::with_capacity(self.last_threads + 64),
-            names: &mut self.names,
-        };
+        let mut out = ThreadsOut::new(
+            self.last_drain_ns,
+            &self.pid_filter,
+            self.last_threads + 64,
+            &mut self.names,
+        );
         let (book, cgroups) = (&mut self.book, &mut self.cgroups);
         let mut pass = book.begin(exited);
         for s in exited.iter() {

@@ -19,7 +19,24 @@ pub(super) struct ThreadsOut<'a> {
     pub names: &'a mut NameInterner,
 }
 
-impl ThreadsOut<'_> {
+impl<'a> ThreadsOut<'a> {
+    /// An empty list with room for `expected` threads.
+    pub fn new(
+        born_after: u64,
+        pid_filter: &'a [u32],
+        expected: usize,
+        names: &'a mut NameInterner,
+    ) -> Self {
+        ThreadsOut {
+            born_after,
+            pid_filter,
+            threads: Vec::with_capacity(expected),
+            cgroups: CgroupTable::default(),
+            cgroup_ids: Vec::with_capacity(expected),
+            names,
+        }
+    }
+
     /// Add `s` (an exited thread's final record, or a listed one; `late_new`:
     /// new although its start time is older, see `ThreadBook::offer`).
     pub fn push(
