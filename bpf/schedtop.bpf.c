@@ -233,11 +233,10 @@ static __always_inline struct thread_stats *stats_if_any(struct task_struct *t)
 
 /* Keep a dead thread's final counts where user space will find them: its
  * task storage goes away with the task. */
-static __always_inline void save_exited(struct task_struct *t, struct thread_stats *s)
+/* What the kernel says of t now, into s: identity, names and its own
+ * time and migration accounting (the exit path and both readers). */
+static __always_inline void read_task_now(struct thread_stats *s, struct task_struct *t)
 {
-	struct thread_key key = {};
-
-	s->exited = 1;
 	s->tid = t->pid;
 	s->pid = t->tgid;
 	s->start_time = t->start_time;
@@ -247,6 +246,14 @@ static __always_inline void save_exited(struct task_struct *t, struct thread_sta
 	s->last_cpu = task_cpu_of(t);
 	bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), t->comm);
 	bpf_probe_read_kernel_str(s->process_comm, sizeof(s->process_comm), t->group_leader->comm);
+}
+
+static __always_inline void save_exited(struct task_struct *t, struct thread_stats *s)
+{
+	struct thread_key key = {};
+
+	s->exited = 1;
+	read_task_now(s, t);
 	key.tid = s->tid;
 	key.start_time = s->start_time;
 	if (bpf_map_update_elem(&exited, &key, s, BPF_ANY)) {
