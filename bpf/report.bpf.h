@@ -79,17 +79,9 @@ static __always_inline void fill_live(struct thread_stats *s, struct task_struct
 		s->nvcsw = t->nvcsw;
 		s->nivcsw = t->nivcsw;
 	}
-	s->oncpu_ns = t->se.sum_exec_runtime;
-	s->wait_ns = t->sched_info.run_delay;
-	s->migrations = t->se.nr_migrations;
-	s->last_cpu = task_cpu_of(t);
-	s->tid = t->pid;
-	s->pid = t->tgid;
-	s->start_time = t->start_time;
+	read_task_now(s, t);
 	/* NICE_TO_PRIO(nice) = 120 + nice; prio itself moves with PI boosts */
 	s->nice = t->static_prio - 120;
-	bpf_probe_read_kernel_str(s->comm, sizeof(s->comm), t->comm);
-	bpf_probe_read_kernel_str(s->process_comm, sizeof(s->process_comm), t->group_leader->comm);
 	s->cgroup_id = task_cgroup_id(t);
 }
 
@@ -155,7 +147,10 @@ static __always_inline void report_dirty(struct seq_file *seq, struct task_struc
 	if (t->exit_state && (!live || live->exited))
 		return;
 	if (live) {
-		if (!copy_stable(s, live))
+		/* a few tries, as the full pass makes: a hot thread's copy
+		 * left torn loses this interval's preemptor pairs */
+		if (!(copy_stable(s, live) || copy_stable(s, live) || copy_stable(s, live) ||
+		      copy_stable(s, live)))
 			return;
 		if (s->seq == s->read_seq && t->se.sum_exec_runtime == s->mark_runtime)
 			return;
