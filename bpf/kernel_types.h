@@ -138,6 +138,8 @@ struct task_struct {
 	struct thread_info thread_info;
 	/* 2 = TASK_ON_RQ_MIGRATING: taken off a queue to be moved */
 	int on_rq;
+	/* 1 from the switch that puts it on a CPU until it is off (SMP) */
+	int on_cpu;
 	unsigned int flags;
 	void *stack;
 	struct cpumask cpus_mask;

@@ -83,6 +83,7 @@ static __always_inline void fill_live(struct thread_stats *s, struct task_struct
 	/* NICE_TO_PRIO(nice) = 120 + nice; prio itself moves with PI boosts */
 	s->nice = t->static_prio - 120;
 	s->cgroup_id = task_cgroup_id(t);
+	s->on_cpu = t->on_cpu;
 }
 
 /* One record per thread for user space. Threads the probes never saw

@@ -146,6 +146,11 @@ struct thread_stats {
 	/* a sched_move_numa / sched_swap_numa for this thread fired: its next
 	 * migration is NUMA balancing */
 	u32 numa_pending;
+	/* iterator output only: the thread was on a CPU (last_cpu) as it was
+	 * read. A thread that has run since before the probes attached, and
+	 * never switched out, is known to the dirty-set reader only by this. */
+	u32 on_cpu;
+	u32 pad;
 };
 
 /* What the running kernel offers, as the program's own CO-RE relocations see
@@ -172,7 +177,8 @@ struct cpu_stats {
 	u64 in_lost;
 	/* the thread switched in last here (dirty sets on): user space adds
 	 * it to the set it reads, so a thread that runs on without switching
-	 * out still shows its CPU time */
+	 * out still shows its CPU time (while switches is 0 here, the thread
+	 * the last full pass found on this CPU, thread_stats.on_cpu) */
 	u64 cur_tid;
 	u64 cur_start;
 };

@@ -28,6 +28,13 @@ fn a_thread_on_its_cpu_shows_its_cpu_time_at_every_drain() {
     let cpu = common::allowed_cpus().last().copied().unwrap_or(0);
     let spinner = common::Workload::spinners(1, cpu);
     let tid = spinner.tids[0];
+    // Real-time, so no fair-class thread preempts it: on its CPU nothing
+    // switches from before the probes attach (the fair server's share
+    // aside), the case only the full pass's "on a CPU" tells the reader.
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: plain syscall on a tid of this process, param outlives it
+    let rt = unsafe { libc::sched_setscheduler(tid as i32, libc::SCHED_FIFO, &param) };
+    assert_eq!(rt, 0, "SCHED_FIFO: {}", std::io::Error::last_os_error());
     let Some(mut source) = common::bpf_source(vec![common::getpid()]) else {
         return;
     };

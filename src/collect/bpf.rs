@@ -321,10 +321,16 @@ impl BpfSource {
         for s in exited.iter() {
             out.push(s, true, false, cgroups, pairs);
         }
-        let listed = each_thread_record(iter_link, |s| match book.offer(&mut pass, s) {
-            Offer::Skip => {}
-            Offer::Report { late_new } => out.push(s, false, late_new, cgroups, pairs),
-            Offer::Mended(m) => out.push(&m, false, false, cgroups, pairs),
+        let mut running = Vec::new();
+        let listed = each_thread_record(iter_link, |s| {
+            if s.on_cpu != 0 {
+                running.push((s.last_cpu, s.tid, s.start_time));
+            }
+            match book.offer(&mut pass, s) {
+                Offer::Skip => {}
+                Offer::Report { late_new } => out.push(s, false, late_new, cgroups, pairs),
+                Offer::Mended(m) => out.push(&m, false, false, cgroups, pairs),
+            }
         });
         if let Err(e) = listed {
             // a pass cut short says nothing about the threads it missed
@@ -351,7 +357,7 @@ impl BpfSource {
                     cgroup_id,
                 });
             let now = monotonic_ns();
-            ch.after_full_pass(live, now, now.saturating_sub(iter_start_ns));
+            ch.after_full_pass(live, running, now, now.saturating_sub(iter_start_ns));
         }
         Ok((threads, table))
     }

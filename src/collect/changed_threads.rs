@@ -37,6 +37,10 @@ pub(super) struct ChangedReader {
     /// a read failed part-way: records it took were marked read in the
     /// kernel but never reached a Sample, so the next drain reads every task
     failed: bool,
+    /// (cpu, tid, start time) of the threads the last full pass found on a
+    /// CPU: the only way to know a thread that has run since before the
+    /// probes attached on a CPU that has not switched since
+    census_running: Vec<(u32, u32, u64)>,
     /// full passes so far, and those forced by a dirty set overflowing
     pub full_passes: u64,
     pub overflows: u64,
@@ -55,6 +59,7 @@ impl ChangedReader {
             kept: KeptThreads::default(),
             next_census_ns: 0,
             failed: false,
+            census_running: Vec::new(),
             full_passes: 0,
             overflows: 0,
         })
@@ -119,9 +124,16 @@ impl ChangedReader {
     }
 
     /// After a full pass that took `took_ns`: the Sample's live threads
-    /// become the kept list.
-    pub fn after_full_pass(&mut self, live: impl Iterator<Item = Kept>, now_ns: u64, took_ns: u64) {
+    /// become the kept list; `running` are the records it read on a CPU.
+    pub fn after_full_pass(
+        &mut self,
+        live: impl Iterator<Item = Kept>,
+        running: Vec<(u32, u32, u64)>,
+        now_ns: u64,
+        took_ns: u64,
+    ) {
         self.kept.replace(live);
+        self.census_running = running;
         self.failed = false;
         self.full_passes += 1;
         let wait = took_ns
@@ -142,15 +154,34 @@ impl ChangedReader {
         mut f: impl FnMut(&KeptThreads, &thread_stats),
     ) -> Result<()> {
         let (links, kept) = (&self.links, &self.kept);
-        let read = Self::read_sets(links, skel, per_cpu, |s| f(kept, s));
+        let running = Self::running_now(per_cpu, &self.census_running);
+        let read = Self::read_sets(links, skel, &running, |s| f(kept, s));
         self.failed |= read.is_err();
         read
+    }
+
+    /// (tid, start time) of the threads on a CPU now: the one each CPU's
+    /// switch probe put there last, or, on a CPU that has not switched since
+    /// the probes attached, the one the last full pass found there.
+    fn running_now(per_cpu: &[cpu_stats], census: &[(u32, u32, u64)]) -> Vec<(u32, u64)> {
+        let mut out: Vec<(u32, u64)> = per_cpu
+            .iter()
+            .filter(|c| c.cur_tid != 0)
+            .map(|c| (c.cur_tid as u32, c.cur_start))
+            .collect();
+        out.extend(
+            census
+                .iter()
+                .filter(|&&(cpu, _, _)| per_cpu.get(cpu as usize).is_some_and(|c| c.switches == 0))
+                .map(|&(_, tid, start)| (tid, start)),
+        );
+        out
     }
 
     fn read_sets(
         links: &[Link; 2],
         skel: &mut SchedtopSkel<'static>,
-        per_cpu: &[cpu_stats],
+        running: &[(u32, u64)],
         mut f: impl FnMut(&thread_stats),
     ) -> Result<()> {
         let e = Self::flip(skel, |old| each_thread_record(&links[old], &mut f))?;
@@ -160,17 +191,12 @@ impl ChangedReader {
         } else {
             &skel.maps.dirty0
         };
-        for c in per_cpu.iter().filter(|c| c.cur_tid != 0) {
-            let tid = c.cur_tid as u32;
+        for &(tid, start) in running {
             // Never over an entry the probe made: the per-CPU pair was
             // copied while that CPU may have been writing it, and a start
             // time from the thread before would hide this one from the
             // reader. An error (there already; the set full) changes nothing.
-            let _ = set.update(
-                &tid.to_ne_bytes(),
-                &c.cur_start.to_ne_bytes(),
-                MapFlags::NO_EXIST,
-            );
+            let _ = set.update(&tid.to_ne_bytes(), &start.to_ne_bytes(), MapFlags::NO_EXIST);
         }
         each_thread_record(&links[cur], f)
     }
