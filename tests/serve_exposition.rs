@@ -62,7 +62,7 @@ fn totals(threads: usize, samples: usize) -> Totals {
             let mut w = schedtop::model::why::WhySample::default();
             w.blocked_on[3] = th.voluntary / 2;
             w.migrations_by_cause[1] = th.migrations.unwrap_or(0) / 2;
-            th.why = Some(w);
+            th.why = Some(w.into());
         }
         t.pressure = parse(&format!(
             "some avg10=1.{i} avg60=2.00 avg300=3.00 total={}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",

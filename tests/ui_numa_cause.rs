@@ -20,7 +20,7 @@ fn numa_balanced_wanderer() -> AppState {
             if let Some(m) = th.migrations {
                 let mut why = WhySample::default();
                 why.migrations_by_cause[MigCause::NumaBalance as usize] = m;
-                th.why = Some(why);
+                th.why = Some(why.into());
             }
         }
         s.system.migrations_by_cause = vec![s.migrations.clone(); MigCause::ALL.len()];

@@ -3,6 +3,9 @@
 //! Sample is these, each replaced by its fresh copy if it changed, without
 //! the ones that exited, plus the new ones.
 use crate::model::fasthash::{IdMap, IdSet};
+use std::sync::Arc;
+
+use crate::model::why::WhySample;
 use crate::model::ThreadSample;
 
 use super::bpf_threads::ThreadKey;
@@ -70,7 +73,13 @@ impl KeptThreads {
                     // unchanged: no new rates, no preemptors this interval
                     k.sample.baseline = None;
                     k.sample.cgroup = refresh(k.cgroup_id);
-                    if let Some(w) = k.sample.why.as_mut() {
+                    let had = |w: &&mut Arc<WhySample>| {
+                        !w.preempted_by.is_empty() || w.preempted_by_rest != 0
+                    };
+                    // shared with the Samples that had it: copied only if
+                    // it listed preemptors
+                    if let Some(w) = k.sample.why.as_mut().filter(had) {
+                        let w = Arc::make_mut(w);
                         w.preempted_by.clear();
                         w.preempted_by_rest = 0;
                     }
@@ -105,11 +114,11 @@ mod tests {
             voluntary,
             baseline: Some(Baseline::default()),
             cgroup: Some(0),
-            why: Some(WhySample {
+            why: Some(Arc::new(WhySample {
                 preempted_by: vec![(9, 2)],
                 preempted_by_rest: 1,
                 ..Default::default()
-            }),
+            })),
             ..Default::default()
         };
         Kept { sample, cgroup_id }

@@ -115,7 +115,7 @@ impl Counts {
         if let Some(now) = &cur.why {
             let w = why::interval(
                 now,
-                prev.and_then(|p| p.why.as_ref()),
+                prev.and_then(|p| p.why.as_deref()),
                 cur.migrations
                     .map(|m| d(m, prev.and_then(|p| p.migrations))),
                 d(cur.voluntary, prev.map(|p| p.voluntary)),

@@ -109,7 +109,7 @@ mod tests {
                 start_time_ns: 1,
                 voluntary: vol,
                 migrations: Some(migr),
-                why: Some(why),
+                why: Some(why.into()),
                 ..Default::default()
             }],
             ..Default::default()

@@ -61,7 +61,7 @@ mod tests {
             ..Default::default()
         };
         let mut r = crate::model::interval::derive(None, &s, 1.0).threads[0].clone();
-        r.why = why;
+        r.why = why.map(Into::into);
         r
     }
 

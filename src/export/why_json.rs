@@ -54,7 +54,7 @@ impl Serialize for Preemptors<'_> {
 
 /// Append the three entries to a row's JSON object.
 pub fn entries<M: SerializeMap>(m: &mut M, row: &Row) -> Result<(), M::Error> {
-    let w = row.why.as_ref();
+    let w = row.why.as_deref();
     m.serialize_entry("migrations_by_cause", &w.map(Causes))?;
     m.serialize_entry("blocked_on", &w.map(Reasons))?;
     m.serialize_entry("preempted_by", &w.map(Preemptors))?;
@@ -76,7 +76,7 @@ mod tests {
             process_comm: comm.into(),
             voluntary: vol,
             migrations: Some(migr),
-            why: Some(why),
+            why: Some(why.into()),
             ..Default::default()
         }
     }

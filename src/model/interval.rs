@@ -96,7 +96,9 @@ fn merge_hist(into: &mut Option<Log2Hist>, from: &Option<Log2Hist>) {
 }
 
 /// The figures of a row from its interval totals (moved into the row).
-fn fill(row: &mut Row, t: Option<Totals>, dt: f64) {
+/// `no_why` is shared by every row whose interval has no why figures (an
+/// idle thread's): no allocation per idle row.
+fn fill(row: &mut Row, t: Option<Totals>, dt: f64, no_why: &Arc<WhyCounts>) {
     let Some(t) = t else { return };
     row.oncpu_ns = Some(t.oncpu_ns);
     row.wait_ns = Some(t.wait_ns);
@@ -130,10 +132,13 @@ fn fill(row: &mut Row, t: Option<Totals>, dt: f64) {
         .map(|m| ThreadInterval::per_s(m, dt));
     row.slice_hist = t.slice_hist;
     row.wait_hist = t.wait_hist;
-    row.why = t.why;
-    if let Some(w) = row.why.as_mut() {
+    row.why = t.why.map(|mut w| {
+        if w == **no_why {
+            return no_why.clone();
+        }
         w.label();
-    }
+        Arc::new(w)
+    });
     row.wakeup_wait_hist = t.wakeup_wait_hist;
     row.preempt_wait_hist = t.preempt_wait_hist;
 }
@@ -226,6 +231,7 @@ pub fn derive_reusing(
         .map(|c| Arc::from(short_name(&c.path)))
         .collect();
     let mut cgroups = CgroupAcc::new(cur);
+    let no_why = Arc::new(WhyCounts::default());
     for (t, iv) in each_interval(prev, cur) {
         cgroups.add(t.cgroup, iv.as_ref());
         system.counter_anomalies += iv.as_ref().map_or(0, |i| u64::from(i.anomalies));
@@ -276,11 +282,11 @@ pub fn derive_reusing(
         if let Some(tt) = &totals {
             ptot.get_or_insert_with(Totals::default).add(tt);
         }
-        fill(&mut row, totals, dt);
+        fill(&mut row, totals, dt, &no_why);
         threads.push(row);
     }
     processes.extend(procs.into_values().map(|(mut r, t)| {
-        fill(&mut r, t, dt);
+        fill(&mut r, t, dt, &no_why);
         r
     }));
     crate::model::why_resolve::preemptors(cur, &mut threads, &mut processes);

@@ -108,7 +108,7 @@ pub fn thread_interval(cur: &ThreadSample, prev: Option<&ThreadSample>) -> Optio
                     .map(|m| counter_delta(m, p.migrations.unwrap_or(0)));
                 why::interval(
                     w,
-                    p.why.as_ref(),
+                    p.why.as_deref(),
                     m,
                     counter_delta(cur.voluntary, p.voluntary),
                 )

@@ -54,7 +54,7 @@ pub struct Row {
     pub wait_hist: Option<Log2Hist>,
     /// the interval's migration causes, block reasons and preemptors (None
     /// where the source has none)
-    pub why: Option<WhyCounts>,
+    pub why: Option<std::sync::Arc<WhyCounts>>,
     pub wakeup_wait_hist: Option<Log2Hist>,
     pub preempt_wait_hist: Option<Log2Hist>,
     /// the thread's settings (a process: its main thread's)

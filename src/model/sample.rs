@@ -126,7 +126,7 @@ pub struct ThreadSample {
     /// Migration causes, block reasons and preemptors; None where the
     /// source cannot see them (procfs, older recordings).
     #[serde(default)]
-    pub why: Option<crate::model::why::WhySample>,
+    pub why: Option<std::sync::Arc<crate::model::why::WhySample>>,
 }
 
 /// A thread's settings as last seen: shown as they are, no rates. The

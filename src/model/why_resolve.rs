@@ -2,6 +2,7 @@
 //! threads and processes (comm and pid from the same Sample), the top few
 //! per thread and, summed by the preempting process, per process.
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::fasthash::{IdMap, IdSet};
 use super::row::{Row, RowKey};
@@ -84,8 +85,10 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
         let RowKey::Thread { tid, start_time_ns } = row.key else {
             continue;
         };
-        let (Some(w), Some(pairs)) = (row.why.as_mut(), by_thread.get(&(tid, start_time_ns)))
-        else {
+        let (Some(w), Some(pairs)) = (
+            row.why.as_mut().map(Arc::make_mut),
+            by_thread.get(&(tid, start_time_ns)),
+        ) else {
             continue;
         };
         let list = pairs
@@ -103,7 +106,10 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
         w.preempted_by = top(list, &mut w.preempted_by_rest);
     }
     for row in processes.iter_mut() {
-        let (Some(w), Some((from, unknown))) = (row.why.as_mut(), by_process.get(&row.pid)) else {
+        let (Some(w), Some((from, unknown))) = (
+            row.why.as_mut().map(Arc::make_mut),
+            by_process.get(&row.pid),
+        ) else {
             continue;
         };
         w.preempted_by_rest = w.preempted_by_rest.saturating_add(*unknown);

@@ -103,12 +103,15 @@ fn with_why() -> Vec<Sample> {
             .collect();
         for (i, t) in s.threads.iter_mut().enumerate().skip(1) {
             let i = i as u64;
-            t.why = Some(crate::model::why::WhySample {
-                migrations_by_cause: [k, 2 * k, 0, i, k * i],
-                blocked_on: [k * 7, 0, i, 0, 0, k, 0, 0, u64::MAX - k],
-                preempted_by: (0..(i % 9)).map(|p| (p as u32 + 7, p * k + 1)).collect(),
-                preempted_by_rest: k,
-            });
+            t.why = Some(
+                crate::model::why::WhySample {
+                    migrations_by_cause: [k, 2 * k, 0, i, k * i],
+                    blocked_on: [k * 7, 0, i, 0, 0, k, 0, 0, u64::MAX - k],
+                    preempted_by: (0..(i % 9)).map(|p| (p as u32 + 7, p * k + 1)).collect(),
+                    preempted_by_rest: k,
+                }
+                .into(),
+            );
         }
     }
     samples

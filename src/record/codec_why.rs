@@ -10,6 +10,7 @@ use super::varint::{put_delta, put_u64, Cursor, DResult, DecodeError};
 use crate::model::fasthash::IdMap;
 use crate::model::why::{WhySample, MAX_PREEMPTORS, MIG_CAUSES};
 use crate::model::{Sample, ThreadSample};
+use std::sync::Arc;
 
 /// Whether `cur` has anything for this section.
 pub(super) fn has_why(cur: &Sample) -> bool {
@@ -21,7 +22,7 @@ pub(super) fn has_why(cur: &Sample) -> bool {
 fn index(prev: &Sample) -> IdMap<(u32, u64), &WhySample> {
     prev.threads
         .iter()
-        .filter_map(|t| Some(((t.tid, t.start_time_ns), t.why.as_ref()?)))
+        .filter_map(|t| Some(((t.tid, t.start_time_ns), t.why.as_deref()?)))
         .collect()
 }
 
@@ -126,7 +127,7 @@ pub(super) fn decode_why(
         _ => return Err(DecodeError("bad count of migration cause lists")),
     }
     for t in s.threads.iter_mut() {
-        t.why = thread_why(c, t, &before)?;
+        t.why = thread_why(c, t, &before)?.map(Arc::new);
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ use crate::model::{
     CpuSample, CpuTopology, HostInfo, Log2Hist, Losses, Sample, SourceKind, SystemSample,
     ThreadAttrs, ThreadSample, Topology,
 };
+use std::sync::Arc;
 
 use super::app::{AppState, Mode};
 use crate::model::hist::{slot_high_ns, slot_low_ns, slot_of_ns, HIST_SLOTS, SUB_BUCKETS};
@@ -271,7 +272,7 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
             nice: Some((s.tid % 3) as i8 * 5 - 5),
         },
         cgroup: None,
-        why: bpf.then(|| why_of(s.tid, migr, vol, last_invol)),
+        why: bpf.then(|| Arc::new(why_of(s.tid, migr, vol, last_invol))),
     }
 }
 
