@@ -7,9 +7,9 @@
 use super::codec_budget::Budget;
 use super::codec_cpus::{decode_migrations, encode_migrations};
 use super::varint::{put_delta, put_u64, Cursor, DResult, DecodeError};
-use crate::model::fasthash::IdMap;
+use crate::model::rates::ThreadMatcher;
 use crate::model::why::{WhySample, MAX_PREEMPTORS, MIG_CAUSES};
-use crate::model::{Sample, ThreadSample};
+use crate::model::Sample;
 use std::sync::Arc;
 
 /// Whether `cur` has anything for this section.
@@ -19,15 +19,10 @@ pub(super) fn has_why(cur: &Sample) -> bool {
         || cur.threads.iter().any(|t| t.why.is_some())
 }
 
-fn index(prev: &Sample) -> IdMap<(u32, u64), &WhySample> {
-    prev.threads
-        .iter()
-        .filter_map(|t| Some(((t.tid, t.start_time_ns), t.why.as_deref()?)))
-        .collect()
-}
-
 pub(super) fn encode_why(out: &mut Vec<u8>, cur: &Sample, prev: &Sample) {
-    let before = index(prev);
+    // in step with the previous Sample, as encode_threads finds them: no
+    // map of every thread per frame
+    let mut before = ThreadMatcher::new(&prev.threads);
     put_delta(
         out,
         cur.system.losses.preempt_pairs_full,
@@ -55,7 +50,7 @@ pub(super) fn encode_why(out: &mut Vec<u8>, cur: &Sample, prev: &Sample) {
             continue;
         };
         out.push(1);
-        let b = before.get(&(t.tid, t.start_time_ns));
+        let b = before.get(t).and_then(|p| p.why.as_deref());
         for (i, &v) in w.migrations_by_cause.iter().enumerate() {
             put_delta(out, v, b.map_or(0, |b| b.migrations_by_cause[i]));
         }
@@ -72,17 +67,12 @@ pub(super) fn encode_why(out: &mut Vec<u8>, cur: &Sample, prev: &Sample) {
     }
 }
 
-fn thread_why(
-    c: &mut Cursor,
-    t: &ThreadSample,
-    before: &IdMap<(u32, u64), &WhySample>,
-) -> DResult<Option<WhySample>> {
+fn thread_why(c: &mut Cursor, b: Option<&WhySample>) -> DResult<Option<WhySample>> {
     match c.u8()? {
         0 => return Ok(None),
         1 => {}
         _ => return Err(DecodeError("bad why flag of a thread")),
     }
-    let b = before.get(&(t.tid, t.start_time_ns));
     let mut w = WhySample::default();
     for (i, v) in w.migrations_by_cause.iter_mut().enumerate() {
         *v = c.delta(b.map_or(0, |b| b.migrations_by_cause[i]))?;
@@ -109,7 +99,7 @@ pub(super) fn decode_why(
     prev: &Sample,
     b: &mut Budget,
 ) -> DResult<()> {
-    let before = index(prev);
+    let mut before = ThreadMatcher::new(&prev.threads);
     s.system.losses.preempt_pairs_full = c.delta(prev.system.losses.preempt_pairs_full)?;
     match c.u64()? {
         0 => {}
@@ -127,7 +117,8 @@ pub(super) fn decode_why(
         _ => return Err(DecodeError("bad count of migration cause lists")),
     }
     for t in s.threads.iter_mut() {
-        t.why = thread_why(c, t, &before)?.map(Arc::new);
+        let b = before.get(t).and_then(|p| p.why.as_deref());
+        t.why = thread_why(c, b)?.map(Arc::new);
     }
     Ok(())
 }
