@@ -133,7 +133,7 @@ fn fill(row: &mut Row, t: Option<Totals>, dt: f64, no_why: &Arc<WhyCounts>) {
     row.slice_hist = t.slice_hist;
     row.wait_hist = t.wait_hist;
     row.why = t.why.map(|mut w| {
-        if w == **no_why {
+        if w.is_empty() {
             return no_why.clone();
         }
         w.label();

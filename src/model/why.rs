@@ -196,6 +196,14 @@ pub fn interval(
 
 impl WhyCounts {
     /// Fill the table's cells from the counts.
+    /// Nothing counted: no migration, no block, no preemption.
+    pub fn is_empty(&self) -> bool {
+        self.preempted_by.is_empty()
+            && self.preempted_by_rest == 0
+            && self.migrations_by_cause.iter().all(|&n| n == 0)
+            && self.blocked_on.iter().all(|&n| n == 0)
+    }
+
     pub fn label(&mut self) {
         self.blocks_on = self.top_block().map_or(String::new(), |(r, share)| {
             format!("{} {:.0}%", r.short(), share * 100.0)

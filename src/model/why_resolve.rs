@@ -85,10 +85,12 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
         let RowKey::Thread { tid, start_time_ns } = row.key else {
             continue;
         };
-        let (Some(w), Some(pairs)) = (
-            row.why.as_mut().map(Arc::make_mut),
-            by_thread.get(&(tid, start_time_ns)),
-        ) else {
+        // the pairs first: a row without them may share its why, which
+        // make_mut would copy
+        let Some(pairs) = by_thread.get(&(tid, start_time_ns)) else {
+            continue;
+        };
+        let Some(w) = row.why.as_mut().map(Arc::make_mut) else {
             continue;
         };
         let list = pairs
@@ -106,10 +108,10 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
         w.preempted_by = top(list, &mut w.preempted_by_rest);
     }
     for row in processes.iter_mut() {
-        let (Some(w), Some((from, unknown))) = (
-            row.why.as_mut().map(Arc::make_mut),
-            by_process.get(&row.pid),
-        ) else {
+        let Some((from, unknown)) = by_process.get(&row.pid) else {
+            continue;
+        };
+        let Some(w) = row.why.as_mut().map(Arc::make_mut) else {
             continue;
         };
         w.preempted_by_rest = w.preempted_by_rest.saturating_add(*unknown);
