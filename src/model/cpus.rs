@@ -300,23 +300,23 @@ pub fn cpu_list(cpus: &[u32]) -> String {
 pub struct ThreadPlaces(Vec<(u32, u64, u32, Option<u64>)>);
 
 impl ThreadPlaces {
+    /// Taken every interval, asked about one thread (the selected one):
+    /// kept unsorted, searched in full when asked.
     pub fn of(s: &Sample) -> Self {
-        let mut v: Vec<_> = s
-            .threads
-            .iter()
-            .map(|t| (t.tid, t.start_time_ns, t.cpu, t.cross_node_migrations))
-            .collect();
-        v.sort_unstable_by_key(|&(tid, start, ..)| (tid, start));
-        ThreadPlaces(v)
+        ThreadPlaces(
+            s.threads
+                .iter()
+                .map(|t| (t.tid, t.start_time_ns, t.cpu, t.cross_node_migrations))
+                .collect(),
+        )
     }
 
     /// (last CPU, cross-node migrations) of a thread
     fn get(&self, tid: u32, start_time_ns: u64) -> Option<(u32, Option<u64>)> {
-        let i = self
+        let &(_, _, cpu, cross) = self
             .0
-            .binary_search_by_key(&(tid, start_time_ns), |&(t, s, ..)| (t, s))
-            .ok()?;
-        let (_, _, cpu, cross) = self.0[i];
+            .iter()
+            .find(|&&(t, s, ..)| (t, s) == (tid, start_time_ns))?;
         Some((cpu, cross))
     }
 }

@@ -25,20 +25,21 @@ fn top(mut list: Vec<Preemptor>, rest: &mut u64) -> Vec<Preemptor> {
     list
 }
 
-/// Fill `preempted_by` of the rows that have "why" figures. A thread's
-/// preemptor that is not in the Sample (outside a pid filter, or gone) is
-/// listed with its tid, pid 0 and no name.
+/// Fill `preempted_by` of the rows that have "why" figures: `threads` are
+/// the rows of `cur.threads`, one each, in its order. A thread's preemptor
+/// that is not in the Sample (outside a pid filter, or gone) is listed with
+/// its tid, pid 0 and no name.
 pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
     // only the threads that were preempted and those that preempted them
     // are looked at (50,000 idle threads cost one pass, no map entries)
     let preempted = || {
-        cur.threads.iter().filter_map(|t| {
+        cur.threads.iter().enumerate().filter_map(|(i, t)| {
             let w = t.why.as_ref().filter(|w| !w.preempted_by.is_empty())?;
-            Some((t, &w.preempted_by))
+            Some((i, t, &w.preempted_by))
         })
     };
     let wanted: IdSet<u32> = preempted()
-        .flat_map(|(_, pairs)| pairs.iter().map(|&(tid, _)| tid))
+        .flat_map(|(_, _, pairs)| pairs.iter().map(|&(tid, _)| tid))
         .collect();
     if wanted.is_empty() {
         return;
@@ -63,13 +64,11 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
             proc_name.insert(t.pid, &**name);
         }
     }
-    let mut by_thread: IdMap<(u32, u64), &[(u32, u64)]> = IdMap::default();
     // victim pid -> preempting pid -> (count, its process name)
     // (threads not in the Sample, e.g. outside a pid filter, have no known
     // process: their preemptions count in the process's rest)
     let mut by_process: BTreeMap<u32, (BTreeMap<u32, u64>, u64)> = BTreeMap::new();
-    for (t, pairs) in preempted() {
-        by_thread.insert((t.tid, t.start_time_ns), pairs);
+    for (_, t, pairs) in preempted() {
         let (into, unknown) = by_process.entry(t.pid).or_default();
         for &(tid, n) in pairs.iter() {
             match who.get(&tid) {
@@ -81,15 +80,20 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
             }
         }
     }
-    for row in threads.iter_mut() {
-        let RowKey::Thread { tid, start_time_ns } = row.key else {
+    // only the preempted threads' rows: the others may share one empty
+    // why, which make_mut would copy
+    for (i, t, pairs) in preempted() {
+        let Some(row) = threads.get_mut(i) else {
             continue;
         };
-        // the pairs first: a row without them may share its why, which
-        // make_mut would copy
-        let Some(pairs) = by_thread.get(&(tid, start_time_ns)) else {
-            continue;
+        let this = RowKey::Thread {
+            tid: t.tid,
+            start_time_ns: t.start_time_ns,
         };
+        debug_assert!(row.key == this, "rows in the Sample's order");
+        if row.key != this {
+            continue;
+        }
         let Some(w) = row.why.as_mut().map(Arc::make_mut) else {
             continue;
         };
