@@ -201,3 +201,41 @@ impl ChangedReader {
         each_thread_record(&links[cur], f)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(switches: u64, cur_tid: u64, cur_start: u64) -> cpu_stats {
+        cpu_stats {
+            switches,
+            cur_tid,
+            cur_start,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_cpu_that_never_switched_runs_what_the_census_found_there() {
+        // CPU 0 switched (its probe knows tid 7), CPU 1 never did since
+        // attach, CPU 2 runs its idle task
+        let per_cpu = [cpu(5, 7, 70), cpu(0, 0, 0), cpu(3, 0, 0)];
+        // the census saw 9 on CPU 1, and 4 on CPU 0 before it switched
+        let census = [(1, 9, 90), (0, 4, 40)];
+        assert_eq!(
+            ChangedReader::running_now(&per_cpu, &census),
+            [(7, 70), (9, 90)]
+        );
+        // once CPU 1 switches, its probe's thread replaces the census's
+        let per_cpu = [cpu(5, 7, 70), cpu(1, 8, 80), cpu(3, 0, 0)];
+        assert_eq!(
+            ChangedReader::running_now(&per_cpu, &census),
+            [(7, 70), (8, 80)]
+        );
+        // a census entry for a CPU the map does not have is ignored
+        assert_eq!(
+            ChangedReader::running_now(&per_cpu[..1], &census),
+            [(7, 70)]
+        );
+    }
+}
