@@ -93,23 +93,19 @@ fn used(h: &[u32]) -> usize {
 
 fn hist(h: &[u32]) -> Log2Hist {
     let n = used(h);
-    Log2Hist {
-        counts: h[..n].iter().map(|&c| u64::from(c)).collect(),
-        octaves_only: false,
-    }
+    Log2Hist::from_vec(h[..n].iter().map(|&c| u64::from(c)).collect())
 }
 
 /// The combined wait histogram: waits after a wakeup plus after a preemption.
 fn summed_hist(a: &[u32], b: &[u32]) -> Log2Hist {
     let n = used(a).max(used(b));
-    Log2Hist {
-        counts: a[..n]
+    Log2Hist::from_vec(
+        a[..n]
             .iter()
             .zip(&b[..n])
             .map(|(&x, &y)| u64::from(x) + u64::from(y))
             .collect(),
-        octaves_only: false,
-    }
+    )
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@
 //! octaves only: their counts sit in each octave's first slot and the
 //! histogram is marked `octaves_only`, so views, quantiles and exports treat
 //! it as what it is.
+use std::sync::{Arc, LazyLock};
+
 use serde::{Deserialize, Serialize, Serializer};
 
 /// Octaves (bpftrace `hist()` buckets); the last one also holds everything
@@ -24,9 +26,12 @@ pub const HIST_SLOTS: usize = HIST_OCTAVES * SUB_BUCKETS;
 /// Cumulative counts per slot. `counts` may be shorter than HIST_SLOTS:
 /// missing slots are zero (an idle thread's histograms hold no memory), and
 /// two histograms are equal when their counts are, whatever the lengths.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+/// The counts are shared: a thread's histogram repeated from one Sample to
+/// the next, and its copies in the source and the rows, are one allocation
+/// (written through `Arc::make_mut`: copied only when changed).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Log2Hist {
-    pub counts: Vec<u64>,
+    pub counts: Arc<Vec<u64>>,
     /// Only whole octaves are known (an old recording): counts sit in slot
     /// `4 * octave`.
     #[serde(default)]
@@ -41,6 +46,22 @@ impl PartialEq for Log2Hist {
 }
 
 impl Eq for Log2Hist {}
+
+impl Default for Log2Hist {
+    fn default() -> Self {
+        Log2Hist::from_vec(Vec::new())
+    }
+}
+
+/// One allocation for every empty histogram.
+fn shared(counts: Vec<u64>) -> Arc<Vec<u64>> {
+    static EMPTY: LazyLock<Arc<Vec<u64>>> = LazyLock::new(|| Arc::new(Vec::new()));
+    if counts.is_empty() {
+        EMPTY.clone()
+    } else {
+        Arc::new(counts)
+    }
+}
 
 /// The lowest duration (ns) a slot holds: 0, 250, 500, 750, 1000, 1250, …
 pub fn slot_low_ns(slot: usize) -> u64 {
@@ -156,8 +177,13 @@ impl Log2Hist {
             }
         }
         // exactly sized: an idle thread's histogram allocates nothing
+        Log2Hist::from_vec(buf[..len].to_vec())
+    }
+
+    /// From per-slot counts with no trailing empty slots.
+    pub fn from_vec(counts: Vec<u64>) -> Self {
         Log2Hist {
-            counts: buf[..len].to_vec(),
+            counts: shared(counts),
             octaves_only: false,
         }
     }
@@ -213,10 +239,11 @@ impl Log2Hist {
         if n == 0 {
             return;
         }
-        if self.counts.len() <= slot {
-            self.counts.resize(slot + 1, 0);
+        let counts = Arc::make_mut(&mut self.counts);
+        if counts.len() <= slot {
+            counts.resize(slot + 1, 0);
         }
-        self.counts[slot] = self.counts[slot].saturating_add(n);
+        counts[slot] = counts[slot].saturating_add(n);
     }
 
     pub fn total(&self) -> u64 {
