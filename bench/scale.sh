@@ -4,17 +4,19 @@
 # refresh, and the key-to-frame latency (a key that re-sorts the table, to
 # the first changed screen, polled every 5 ms through tmux). Cases: 10,000,
 # 50,000 and 100,000 sleeping threads, and 10,000 with 1,000 of them active
-# (each waking 100 times a second).
+# (each waking 100 times a second), and 20,000 started after the monitor
+# (`20000+`: each ran once while watched, so schedtop holds histograms for
+# them; the others slept since before it started and have none).
 # Targets (issue "scale"): <= 1 % at 10,000; <= 2 % and <= 80 MiB at 50,000;
 # <= 4 % and <= 150 MiB at 100,000.
-#   bench/scale.sh [DURATION] [CASES...]     a case: THREADS or THREADS:ACTIVE
+#   bench/scale.sh [DURATION] [CASES...]     a case: THREADS[:ACTIVE][+]
 # Raises kernel.pid_max and vm.max_map_count as needed and restores them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-20}
 shift || true
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(10000 10000:1000 50000 100000)
+[ ${#cases[@]} -gt 0 ] || cases=(10000 10000:1000 20000+ 50000 100000)
 bin=${SCHEDTOP_BIN:-./target/release/schedtop}
 [ -x "$bin" ] || cargo build --release --locked -q
 for tool in tmux htop cc; do
@@ -27,10 +29,26 @@ old_pid_max=$(sysctl -n kernel.pid_max)
 old_map_count=$(sysctl -n vm.max_map_count)
 old_threads_max=$(sysctl -n kernel.threads-max)
 sock="schedtop-scale-$$"
-holder=
+# start_holder N ACTIVE: the threads, in their own process group, once all run
+start_holder() {
+    setsid "$work/holder" "$1" "$2" >"$work/holder.out" &
+    echo $! >"$work/holder.pid"
+    for _ in $(seq 1 600); do
+        grep -q ready "$work/holder.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    grep -q ready "$work/holder.out" || { echo "scale: $1 threads did not start" >&2; exit 1; }
+}
+stop_holder() {
+    local p
+    p=$(cat "$work/holder.pid" 2>/dev/null) || return 0
+    kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true # a child of this shell: reaped
+    rm -f "$work/holder.pid"
+}
 cleanup() {
     tmux -L "$sock" kill-server 2>/dev/null || true
-    [ -z "$holder" ] || kill -- "-$holder" 2>/dev/null || kill "$holder" 2>/dev/null || true
+    stop_holder
     sysctl -q -w kernel.pid_max="$old_pid_max" vm.max_map_count="$old_map_count" \
         kernel.threads-max="$old_threads_max" || true
     rm -rf "$work"
@@ -46,6 +64,10 @@ measure() {
     tmux -L "$sock" -f /dev/null new-session -d -s m -x 160 -y 50 "$*"
     local pid
     pid=$(tmux -L "$sock" display -p -t m '#{pane_pid}')
+    if [ -n "$late" ]; then
+        sleep 2 # the monitor is up: it sees the threads start
+        start_holder "$n" "$active"
+    fi
     sleep 6 # loaded, first frames drawn, first full refresh done
     local t0 s0 t1 s1 hwm
     t0=$(awk '{print $14 + $15}' "/proc/$pid/stat"); s0=$(date +%s.%N)
@@ -67,6 +89,7 @@ measure() {
         sleep 0.005
     done
     tmux -L "$sock" kill-server 2>/dev/null || true
+    [ -z "$late" ] || stop_holder
     sleep 1
     awk -v t0="$t0" -v t1="$t1" -v s0="$s0" -v s1="$s1" -v hz="$ticks" -v hwm="$hwm" -v k="$key_ms" \
         'BEGIN { printf "%.2f %.1f %d\n", 100 * (t1 - t0) / hz / (s1 - s0), hwm / 1024, k }'
@@ -75,6 +98,8 @@ measure() {
 printf "%-14s %10s %10s %10s %10s %9s %9s %8s\n" threads "schedtop%" "htop%" "cpu ratio" \
     "schedtopMiB" "htopMiB" "key ms" "htop key"
 for c in "${cases[@]}"; do
+    late=
+    case $c in *+) late=1 c=${c%+} ;; esac
     n=${c%%:*}
     active=0
     [ "$c" = "$n" ] || active=${c#*:}
@@ -84,21 +109,14 @@ for c in "${cases[@]}"; do
     [ "$(sysctl -n kernel.pid_max)" -ge $need_pid ] || sysctl -q -w kernel.pid_max=$need_pid
     [ "$(sysctl -n vm.max_map_count)" -ge $need_maps ] || sysctl -q -w vm.max_map_count=$need_maps
     [ "$(sysctl -n kernel.threads-max)" -ge $need_pid ] || sysctl -q -w kernel.threads-max=$need_pid
-    setsid "$work/holder" "$n" "$active" >"$work/holder.out" &
-    holder=$!
-    for _ in $(seq 1 600); do
-        grep -q ready "$work/holder.out" 2>/dev/null && break
-        sleep 0.1
-    done
-    grep -q ready "$work/holder.out" || { echo "scale: $n threads did not start" >&2; exit 1; }
+    [ -n "$late" ] || start_holder "$n" "$active"
     read -r s_cpu s_rss s_key < <(measure schedtop "$bin" -i 1)
     read -r h_cpu h_rss h_key < <(measure htop htop -d 10)
-    kill -- "-$holder" 2>/dev/null || kill "$holder"
-    wait "$holder" 2>/dev/null || true
-    holder=
+    stop_holder
     ratio=$(awk -v a="$s_cpu" -v b="$h_cpu" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')
     label=$n
     [ "$active" = 0 ] || label="$n ($active act)"
+    [ -z "$late" ] || label="$label (seen)"
     printf "%-14s %10s %10s %10s %10s %9s %9s %8s\n" "$label" "$s_cpu" "$h_cpu" "$ratio" \
         "$s_rss" "$h_rss" "$s_key" "$h_key"
 done
