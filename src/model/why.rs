@@ -195,7 +195,6 @@ pub fn interval(
 }
 
 impl WhyCounts {
-    /// Fill the table's cells from the counts.
     /// Nothing counted: no migration, no block, no preemption.
     pub fn is_empty(&self) -> bool {
         self.preempted_by.is_empty()
@@ -204,6 +203,7 @@ impl WhyCounts {
             && self.blocked_on.iter().all(|&n| n == 0)
     }
 
+    /// Fill the table's cells from the counts.
     pub fn label(&mut self) {
         self.blocks_on = self.top_block().map_or(String::new(), |(r, share)| {
             format!("{} {:.0}%", r.short(), share * 100.0)
