@@ -47,6 +47,15 @@ static __always_inline bool copy_stable(struct thread_stats *dst, struct thread_
 	return *(volatile u32 *)&live->seq == gen;
 }
 
+/* A few attempts, unrolled (6.1's verifier rejects this loop's back-edge):
+ * the thread may be switching out on another CPU right now, and a hot
+ * thread's copy left torn loses the interval's preemptor pairs. */
+static __always_inline bool copy_stable_tries(struct thread_stats *dst, struct thread_stats *live)
+{
+	return copy_stable(dst, live) || copy_stable(dst, live) || copy_stable(dst, live) ||
+	       copy_stable(dst, live);
+}
+
 /* 1: the cpu controller is on a v1 hierarchy (set by user space) */
 const volatile u32 cgroup_v1_cpu = 0;
 
@@ -108,12 +117,9 @@ int dump_threads(struct bpf_iter__task *ctx)
 	if (t->exit_state && (!live || live->exited))
 		return 0;
 	if (live) {
-		/* The thread may be switching out on another CPU right now. A
-		 * few attempts, unrolled (6.1's verifier rejects this loop's
-		 * back-edge); if none is stable the record says so and user
-		 * space keeps the thread's last good counts. */
-		if (copy_stable(s, live) || copy_stable(s, live) || copy_stable(s, live) ||
-		    copy_stable(s, live))
+		/* if no copy is stable the record says so and user space
+		 * keeps the thread's last good counts */
+		if (copy_stable_tries(s, live))
 			s->torn = 0;
 		else
 			s->torn = 1;
@@ -148,10 +154,7 @@ static __always_inline void report_dirty(struct seq_file *seq, struct task_struc
 	if (t->exit_state && (!live || live->exited))
 		return;
 	if (live) {
-		/* a few tries, as the full pass makes: a hot thread's copy
-		 * left torn loses this interval's preemptor pairs */
-		if (!(copy_stable(s, live) || copy_stable(s, live) || copy_stable(s, live) ||
-		      copy_stable(s, live)))
+		if (!copy_stable_tries(s, live))
 			return;
 		if (s->seq == s->read_seq && t->se.sum_exec_runtime == s->mark_runtime)
 			return;
