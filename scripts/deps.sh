@@ -16,8 +16,8 @@ for flag in "$@"; do
         need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool bpftrace htop) ;;
     --matrix)
         # scripts/kernel-matrix.sh: other kernels under QEMU, an initramfs
-        # with a static busybox
-        need_pkgs+=(qemu-system-x86 busybox-static cpio) ;;
+        # with a static busybox and perf (the run-queue wait oracle)
+        need_pkgs+=(qemu-system-x86 busybox-static cpio linux-perf) ;;
     esac
 done
 

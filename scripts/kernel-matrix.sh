@@ -51,6 +51,15 @@ cp "$busybox" "$root/bin/busybox"
 cp "$bin/schedtop" "$root/schedtop"
 cp "$bin/examples/guest_check" "$root/guest_check"
 cp scripts/matrix/init "$root/init"
+# Debian's perf with its libraries at their own paths: the independent
+# oracle of the run-queue wait check (`perf sched timehist`)
+perf=$(readlink -f "$(command -v perf)")
+for f in "$perf" $(ldd "$perf" | grep -o '/[^ ]*'); do
+    mkdir -p "$root$(dirname "$f")"
+    cp -L "$f" "$root$f"
+done
+mkdir -p "$root/usr/bin"
+[ "$perf" = /usr/bin/perf ] || cp -L "$perf" "$root/usr/bin/perf"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initrd.gz"
 
 # however this script ends, no guest outlives it: kill qemu by its pid file

@@ -3,8 +3,10 @@
 //! `PASS name: figures` or `FAIL name: figures`, and the exit status is
 //! the number of failures (capped). Built static like schedtop itself.
 //!
-//! Usage: guest_check [--schedtop PATH]   (as root, in the guest)
-//! Its own workloads: guest_check workload ... / numa-workload SECS
+//! Usage: guest_check [--schedtop PATH] [--only NAME]   (as root, in the guest;
+//! --only runs the checks whose name contains NAME, e.g. on the host)
+//! Its own workloads: guest_check workload ... / numa-workload SECS /
+//! wait-workload SECS
 mod cgroup_v2;
 mod checks;
 mod kernel;
@@ -12,6 +14,7 @@ mod kernel;
 #[allow(dead_code)]
 mod perfetto;
 mod trace;
+mod wait_oracle;
 mod why;
 mod workload;
 
@@ -26,6 +29,7 @@ struct Report {
     pass: u32,
     fail: u32,
     since: Instant,
+    only: Option<String>,
 }
 
 impl Report {
@@ -49,6 +53,13 @@ impl Report {
     /// A check that panics is a failure with the panic's message, and the
     /// other checks still run.
     fn run(&mut self, name: &str, f: impl FnOnce() -> Outcome) {
+        if self
+            .only
+            .as_ref()
+            .is_some_and(|o| !name.contains(o.as_str()))
+        {
+            return;
+        }
         let outcome = catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
             let msg = p
                 .downcast_ref::<String>()
@@ -66,18 +77,21 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("workload") => workload::child_main(&args[1..]),
         Some("numa-workload") => return workload::numa_main(&args[1..]),
+        Some("wait-workload") => return wait_oracle::workload_main(&args[1..]),
         _ => {}
     }
-    let schedtop = args
-        .iter()
-        .position(|a| a == "--schedtop")
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-        .unwrap_or_else(|| "/schedtop".into());
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let schedtop = value("--schedtop").unwrap_or_else(|| "/schedtop".into());
     let mut report = Report {
         pass: 0,
         fail: 0,
         since: Instant::now(),
+        only: value("--only"),
     };
     let opts = LiveOptions {
         interval_ns: 1_000_000_000,
@@ -100,10 +114,12 @@ fn main() {
         .last()
         .map_or(0, |c| c.cpu as usize);
     report.record("source", checks::source(&src));
-    let (counts, hists, split) = checks::switches_and_histograms(&mut src, last_cpu);
-    report.record("switch counts", counts);
-    report.record("slice histogram", hists);
-    report.record("wait split", split);
+    if report.only.is_none() {
+        let (counts, hists, split) = checks::switches_and_histograms(&mut src, last_cpu);
+        report.record("switch counts", counts);
+        report.record("slice histogram", hists);
+        report.record("wait split", split);
+    }
     for k in [1, 3] {
         report.run(&format!("run-queue length K={k}"), || {
             checks::runqueue(&mut src, last_cpu, k)
@@ -114,6 +130,15 @@ fn main() {
     report.run("cgroup v2", || cgroup_v2::cgroup_v2(&mut src));
     report.run("migration causes", || why::load_balance(&mut src));
     report.run("block reasons", || why::block_reasons(&mut src));
+    let mut slices = None;
+    report.run("run-queue wait vs perf", || {
+        let (waits, s) = wait_oracle::against_perf(&mut src);
+        slices = Some(s);
+        waits
+    });
+    report.run("slice vs perf", || {
+        slices.unwrap_or_else(|| Err("the recording with perf did not run".into()))
+    });
     drop(src); // the tracer attaches its own probes
     report.run("tracer", || trace::trace(&schedtop));
     println!("RESULT {} passed, {} failed", report.pass, report.fail);
