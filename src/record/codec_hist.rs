@@ -23,7 +23,7 @@ pub(super) fn fine_hists(t: &ThreadSample) -> bool {
 
 pub(super) fn encode_hist(out: &mut Vec<u8>, h: &Log2Hist, rh: Option<&Log2Hist>, fine: bool) {
     if fine {
-        encode_counts(out, &h.counts, rh.map(|x| x.counts.as_slice()));
+        encode_counts(out, &h.counts, rh.map(|x| &x.counts[..]));
     } else {
         let rh = rh.map(|x| x.octaves());
         encode_counts(out, &h.octaves(), rh.as_deref());
@@ -37,7 +37,7 @@ pub(super) fn decode_hist(
     b: &mut Budget,
 ) -> DResult<Log2Hist> {
     if fine {
-        let counts = decode_counts(c, rh.map(|h| h.counts.as_slice()), b)?;
+        let counts = decode_counts(c, rh.map(|h| &h.counts[..]), b)?;
         if counts.len() > HIST_SLOTS {
             return Err(DecodeError("histogram longer than its slots"));
         }
