@@ -1,7 +1,6 @@
 //! One probe record to one `ThreadSample`, as the drain streams them.
 use crate::model::fasthash::IdMap;
 use crate::model::{Baseline, Log2Hist, ThreadAttrs, ThreadSample};
-use std::sync::Arc;
 
 use super::bpf_skel::types::thread_stats;
 use super::cgroups::{CgroupCollector, CgroupTable};
@@ -79,7 +78,7 @@ impl<'a> ThreadsOut<'a> {
                 nice: (!exited).then_some(s.nice as i8),
             },
             cgroup: cgroups.intern_id(&mut self.cgroups, s.cgroup_id),
-            why: Some(Arc::new(super::why_drain::why_of(s, pairs))),
+            why: Some(super::why_drain::why_of(s, pairs)),
         });
     }
 }
