@@ -31,14 +31,13 @@ pub struct Drained {
 
 /// Of a thread's last good copy, what a torn copy takes from it: the
 /// counters the probe keeps, its histograms as (slot, count) pairs of the
-/// non-empty slots only (an idle thread's few; the whole record is 1.5 KB).
+/// non-empty slots only (an idle thread's few; the whole record is 1.5 KB),
+/// and its "why" counters only if any is non-zero. 64 bytes for a thread
+/// that never switched while watched: there is one per live thread.
 struct LastGood {
     nvcsw: u64,
     nivcsw: u64,
     switch_outs: u64,
-    cross_node_migrations: u64,
-    mig_cause: [u64; 5],
-    blocked_on: [u64; 9],
     cgroup_id: u64,
     seen: u32,
     /// the drain that last listed the thread (`ThreadBook::generation`)
@@ -46,6 +45,40 @@ struct LastGood {
     /// slot index into slice, wakeup wait, preempt wait (in that order,
     /// HIST_SLOTS each) and its count
     hists: Box<[(u16, u32)]>,
+    why: Option<Box<WhyCounters>>,
+}
+
+/// The probe's "why" counters of a record.
+struct WhyCounters {
+    cross_node_migrations: u64,
+    mig_cause: [u64; 5],
+    blocked_on: [u64; 9],
+}
+
+impl WhyCounters {
+    const ZERO: WhyCounters = WhyCounters {
+        cross_node_migrations: 0,
+        mig_cause: [0; 5],
+        blocked_on: [0; 9],
+    };
+
+    /// `kept` (None: all zero) holds what `s` does.
+    fn same(kept: Option<&WhyCounters>, s: &thread_stats) -> bool {
+        let k = kept.unwrap_or(&WhyCounters::ZERO);
+        k.cross_node_migrations == s.cross_node_migrations
+            && k.mig_cause == s.mig_cause
+            && k.blocked_on == s.blocked_on
+    }
+
+    fn of(s: &thread_stats) -> Option<Box<WhyCounters>> {
+        (!WhyCounters::same(None, s)).then(|| {
+            Box::new(WhyCounters {
+                cross_node_migrations: s.cross_node_migrations,
+                mig_cause: s.mig_cause,
+                blocked_on: s.blocked_on,
+            })
+        })
+    }
 }
 
 fn hists_of(s: &thread_stats) -> [&[u32]; 3] {
@@ -70,13 +103,11 @@ impl LastGood {
             nvcsw: s.nvcsw,
             nivcsw: s.nivcsw,
             switch_outs: s.switch_outs,
-            cross_node_migrations: s.cross_node_migrations,
-            mig_cause: s.mig_cause,
-            blocked_on: s.blocked_on,
             cgroup_id: s.cgroup_id,
             seen: s.seen,
             listed,
             hists,
+            why: WhyCounters::of(s),
         }
     }
 
@@ -87,9 +118,8 @@ impl LastGood {
             && self.nvcsw == s.nvcsw
             && self.nivcsw == s.nivcsw
             && self.seen == s.seen
-            && self.cross_node_migrations == s.cross_node_migrations
-            && self.mig_cause == s.mig_cause
             && self.cgroup_id == s.cgroup_id
+            && WhyCounters::same(self.why.as_deref(), s)
     }
 
     /// Keep a torn record's identity and kernel-read fields, take the
@@ -99,9 +129,10 @@ impl LastGood {
         out.nvcsw = self.nvcsw;
         out.nivcsw = self.nivcsw;
         out.switch_outs = self.switch_outs;
-        out.cross_node_migrations = self.cross_node_migrations;
-        out.mig_cause = self.mig_cause;
-        out.blocked_on = self.blocked_on;
+        let why = self.why.as_deref().unwrap_or(&WhyCounters::ZERO);
+        out.cross_node_migrations = why.cross_node_migrations;
+        out.mig_cause = why.mig_cause;
+        out.blocked_on = why.blocked_on;
         out.seen = self.seen;
         out.torn = 0;
         if out.cgroup_id == 0 {
