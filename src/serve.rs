@@ -225,7 +225,8 @@ mod tests {
                     pid: 1,
                     voluntary: i,
                     ..Default::default()
-                }],
+                }]
+                .into(),
                 ..Default::default()
             });
         }

@@ -19,7 +19,7 @@ use super::kept_threads::Kept;
 use super::perf::open_cpu_clock;
 use super::system::{monotonic_ns, now_ns, read_cpu_busy_ns, read_system};
 use crate::model::fasthash::IdMap;
-use crate::model::{CpuSample, Losses, MigrationCount, RqSample, Sample, ThreadSample, Topology};
+use crate::model::{CpuSample, Losses, MigrationCount, RqSample, Sample, Threads, Topology};
 
 use super::bpf_skel::types::{cpu_stats, drop_stats, thread_stats};
 use super::bpf_skel::SchedtopSkel;
@@ -303,7 +303,7 @@ impl BpfSource {
         &mut self,
         exited: &mut [thread_stats],
         pairs: &mut Pairs,
-    ) -> Result<(Vec<ThreadSample>, CgroupTable)> {
+    ) -> Result<(Threads, CgroupTable)> {
         let iter_start_ns = monotonic_ns();
         if let Some(ch) = self.changed.as_mut() {
             ch.before_full_pass(&mut self.skel, iter_start_ns)?;
@@ -347,17 +347,11 @@ impl BpfSource {
         if storage == Storage::TidHash {
             self.sweep_tid_map(iter_start_ns)?;
         }
+        let threads = Threads::from(threads);
         if let Some(ch) = self.changed.as_mut() {
-            let live = threads
-                .iter()
-                .zip(cgroup_ids)
-                .filter(|(t, _)| !t.exited)
-                .map(|(t, cgroup_id)| Kept {
-                    sample: t.clone(),
-                    cgroup_id,
-                });
             let now = monotonic_ns();
-            ch.after_full_pass(live, running, now, now.saturating_sub(iter_start_ns));
+            let took = now.saturating_sub(iter_start_ns);
+            ch.after_full_pass(&threads, cgroup_ids, running, now, took);
         }
         Ok((threads, table))
     }
@@ -369,7 +363,7 @@ impl BpfSource {
         exited: &mut [thread_stats],
         pairs: &mut Pairs,
         per_cpu: &[cpu_stats],
-    ) -> Result<(Vec<ThreadSample>, CgroupTable)> {
+    ) -> Result<(Threads, CgroupTable)> {
         let Some(ch) = self.changed.as_mut() else {
             return self.read_every_thread(exited, pairs);
         };
@@ -412,14 +406,17 @@ impl BpfSource {
             })
             .collect();
         let table = &mut out.cgroups;
-        ch.kept.assemble(
+        let moved = ch.kept.assemble(
             fresh,
             pass.dead(),
             |id| cgroups.intern_id(table, id),
             &mut out.threads,
+            &mut out.cgroup_ids,
         );
         book.finish_changed(pass);
-        Ok((out.threads, out.cgroups))
+        let threads = Threads::from(out.threads);
+        ch.kept.keep(&threads, out.cgroup_ids, moved);
+        Ok((threads, out.cgroups))
     }
 
     fn per_cpu_stats(&self) -> Result<Vec<cpu_stats>> {

@@ -16,7 +16,8 @@ use libbpf_rs::{Link, MapCore, MapFlags};
 use super::bpf_maps::{each_thread_record, take_hash_map};
 use super::bpf_skel::types::{cpu_stats, thread_stats};
 use super::bpf_skel::SchedtopSkel;
-use super::kept_threads::{Kept, KeptThreads};
+use super::kept_threads::KeptThreads;
+use crate::model::Threads;
 
 /// Entries of each dirty set: distinct threads switching in one interval
 /// beyond this fall back to a full pass (still exact, today's cost).
@@ -123,16 +124,17 @@ impl ChangedReader {
         Ok(())
     }
 
-    /// After a full pass that took `took_ns`: the Sample's live threads
-    /// become the kept list; `running` are the records it read on a CPU.
+    /// After a full pass that took `took_ns`: the Sample's threads (and
+    /// their cgroup ids) are kept; `running` are the records it read on a CPU.
     pub fn after_full_pass(
         &mut self,
-        live: impl Iterator<Item = Kept>,
+        threads: &Threads,
+        cgroup_ids: Vec<u64>,
         running: Vec<(u32, u32, u64)>,
         now_ns: u64,
         took_ns: u64,
     ) {
-        self.kept.replace(live);
+        self.kept.keep(threads, cgroup_ids, true);
         self.census_running = running;
         self.failed = false;
         self.full_passes += 1;

@@ -1,16 +1,17 @@
-//! The live threads of the last Sample, kept by the BPF source while it
-//! reads only the threads that changed (changed_threads.rs): the next
-//! Sample is these, each replaced by its fresh copy if it changed, without
-//! the ones that exited, plus the new ones.
+//! The threads of the last Sample, kept by the BPF source while it reads
+//! only the threads that changed (changed_threads.rs): the next Sample is
+//! its live ones, each replaced by its fresh copy if it changed, without
+//! the ones that exited, plus the new ones. The list is the Sample's own
+//! (shared, `Threads`), not a copy.
 use crate::model::fasthash::{IdMap, IdSet};
 use std::sync::Arc;
 
 use crate::model::why::WhySample;
-use crate::model::ThreadSample;
+use crate::model::{ThreadSample, Threads};
 
 use super::bpf_threads::ThreadKey;
 
-/// A thread as the last Sample had it, and its cgroup's kernel id (the
+/// A fresh thread as read this drain, and its cgroup's kernel id (the
 /// Sample's cgroup index is only good for that Sample's table).
 pub(super) struct Kept {
     pub sample: ThreadSample,
@@ -19,84 +20,101 @@ pub(super) struct Kept {
 
 #[derive(Default)]
 pub(super) struct KeptThreads {
-    /// in the last Sample's order
-    list: Vec<Kept>,
-    index: IdMap<ThreadKey, u32>,
+    /// the last Sample's threads: its exited ones first, then the live ones
+    list: Threads,
+    /// where the live ones begin in `list`
+    live_from: usize,
+    /// the cgroup kernel id of each live one, in order
+    cgroup_ids: Vec<u64>,
+    /// the live ones
+    index: IdSet<ThreadKey>,
     /// CLOCK_MONOTONIC when the last full pass began: a thread started
     /// later and not kept was in no Sample yet
     pub full_pass_ns: u64,
 }
 
-fn key(k: &Kept) -> ThreadKey {
-    (k.sample.tid, k.sample.start_time_ns)
+fn key(t: &ThreadSample) -> ThreadKey {
+    (t.tid, t.start_time_ns)
 }
 
 impl KeptThreads {
-    /// After a full pass: its live threads.
-    pub fn replace(&mut self, live: impl Iterator<Item = Kept>) {
-        self.list.clear();
-        self.list.extend(live);
-        self.reindex();
+    /// Keep the Sample's `threads` (shared); `cgroup_ids` are theirs, one
+    /// per thread. The exited ones come first (the source lists them
+    /// first). `reindex`: the live ones are not those of the last list in
+    /// the same order.
+    pub fn keep(&mut self, threads: &Threads, mut cgroup_ids: Vec<u64>, reindex: bool) {
+        let live_from = threads.iter().take_while(|t| t.exited).count();
+        cgroup_ids.drain(..live_from.min(cgroup_ids.len()));
+        self.list = threads.share();
+        self.live_from = live_from;
+        self.cgroup_ids = cgroup_ids;
+        if reindex {
+            let live = &self.list[live_from..];
+            self.index.clear();
+            self.index.extend(live.iter().map(key));
+        }
     }
 
-    fn reindex(&mut self) {
-        self.index.clear();
-        for (i, k) in self.list.iter().enumerate() {
-            self.index.insert(key(k), i as u32);
-        }
+    fn live(&self) -> &[ThreadSample] {
+        self.list.get(self.live_from..).unwrap_or_default()
     }
 
     /// Whether `key` was in no Sample yet although it may have started
     /// before the last drain: it had not switched out (nor run) until now.
     pub fn first_seen(&self, key: &ThreadKey) -> bool {
-        key.1 >= self.full_pass_ns && !self.index.contains_key(key)
+        key.1 >= self.full_pass_ns && !self.index.contains(key)
     }
 
-    /// The Sample's live threads into `out`: every kept one, replaced by its
-    /// fresh copy if it changed (`fresh`), without the `dead`; then the
-    /// fresh ones that are new, oldest first. `refresh` re-interns a kept
-    /// thread's cgroup for this Sample's table. They are kept for the next.
+    /// The Sample's live threads into `out` (and their cgroup ids into
+    /// `ids`): every kept one, replaced by its fresh copy if it changed
+    /// (`fresh`), without the `dead`; then the fresh ones that are new,
+    /// oldest first. `refresh` re-interns a kept thread's cgroup for this
+    /// Sample's table. Returns whether the live list is not the kept one in
+    /// the same order (for `keep`).
     pub fn assemble(
-        &mut self,
+        &self,
         mut fresh: IdMap<ThreadKey, Kept>,
         dead: &IdSet<ThreadKey>,
         mut refresh: impl FnMut(u64) -> Option<u32>,
         out: &mut Vec<ThreadSample>,
-    ) {
-        let before = self.list.len();
-        self.list.retain(|k| !dead.contains(&key(k)));
-        let mut moved = self.list.len() != before;
-        for k in self.list.iter_mut() {
-            match fresh.remove(&key(k)) {
-                Some(f) => *k = f,
-                None => {
-                    // unchanged: no new rates, no preemptors this interval
-                    k.sample.baseline = None;
-                    k.sample.cgroup = refresh(k.cgroup_id);
-                    let had = |w: &&mut Arc<WhySample>| {
-                        !w.preempted_by.is_empty() || w.preempted_by_rest != 0
-                    };
-                    // shared with the Samples that had it: copied only if
-                    // it listed preemptors
-                    if let Some(w) = k.sample.why.as_mut().filter(had) {
-                        let w = Arc::make_mut(w);
-                        w.preempted_by.clear();
-                        w.preempted_by_rest = 0;
-                    }
-                }
+        ids: &mut Vec<u64>,
+    ) -> bool {
+        let mut moved = false;
+        for (t, &id) in self.live().iter().zip(&self.cgroup_ids) {
+            let k = key(t);
+            if t.exited || dead.contains(&k) {
+                moved = true;
+                continue;
             }
-            out.push(k.sample.clone());
+            if let Some(f) = fresh.remove(&k) {
+                out.push(f.sample);
+                ids.push(f.cgroup_id);
+                continue;
+            }
+            // unchanged: no new rates, no preemptors this interval
+            let mut t = t.clone();
+            t.baseline = None;
+            t.cgroup = refresh(id);
+            let had =
+                |w: &&mut Arc<WhySample>| !w.preempted_by.is_empty() || w.preempted_by_rest != 0;
+            // shared with the Samples that had it: copied only if it
+            // listed preemptors
+            if let Some(w) = t.why.as_mut().filter(had) {
+                let w = Arc::make_mut(w);
+                w.preempted_by.clear();
+                w.preempted_by_rest = 0;
+            }
+            out.push(t);
+            ids.push(id);
         }
         let mut new: Vec<Kept> = fresh.into_values().collect();
         new.sort_by_key(|k| (k.sample.start_time_ns, k.sample.tid));
+        moved |= !new.is_empty();
         for k in new {
-            out.push(k.sample.clone());
-            self.list.push(k);
-            moved = true;
+            out.push(k.sample);
+            ids.push(k.cgroup_id);
         }
-        if moved {
-            self.reindex();
-        }
+        moved
     }
 }
 
@@ -125,19 +143,40 @@ mod tests {
     }
 
     fn fresh(list: Vec<Kept>) -> IdMap<ThreadKey, Kept> {
-        list.into_iter().map(|k| (key(&k), k)).collect()
+        list.into_iter().map(|k| (key(&k.sample), k)).collect()
+    }
+
+    /// Kept as a full pass leaves them.
+    fn after_full_pass(list: Vec<Kept>) -> KeptThreads {
+        let mut kt = KeptThreads::default();
+        let ids = list.iter().map(|k| k.cgroup_id).collect();
+        let threads: Threads = list.into_iter().map(|k| k.sample).collect();
+        kt.keep(&threads, ids, true);
+        kt
+    }
+
+    /// One drain: assemble, then keep what it made (as the source does).
+    fn drain(
+        kt: &mut KeptThreads,
+        fresh: IdMap<ThreadKey, Kept>,
+        dead: &IdSet<ThreadKey>,
+        table: impl FnMut(u64) -> Option<u32>,
+    ) -> Threads {
+        let (mut out, mut ids) = (Vec::new(), Vec::new());
+        let moved = kt.assemble(fresh, dead, table, &mut out, &mut ids);
+        let threads = Threads::from(out);
+        kt.keep(&threads, ids, moved);
+        threads
     }
 
     #[test]
     fn unchanged_threads_repeat_without_this_intervals_news() {
-        let mut kt = KeptThreads::default();
-        kt.replace([kept(1, 5, 70), kept(2, 6, 80), kept(3, 7, 70)].into_iter());
+        let mut kt = after_full_pass(vec![kept(1, 5, 70), kept(2, 6, 80), kept(3, 7, 70)]);
         let dead: IdSet<ThreadKey> = [(3, 103)].into_iter().collect();
-        let mut out = Vec::new();
         // the cgroups of this Sample's table: 80 first, then 70
         let table = |id| Some(if id == 80 { 0 } else { 1 });
         let late = kept(4, 1, 70);
-        kt.assemble(fresh(vec![kept(2, 9, 80), late]), &dead, table, &mut out);
+        let out = drain(&mut kt, fresh(vec![kept(2, 9, 80), late]), &dead, table);
         let got: Vec<_> = out
             .iter()
             .map(|t| (t.tid, t.voluntary, t.baseline.is_some(), t.cgroup))
@@ -157,16 +196,39 @@ mod tests {
         assert_eq!(out[1].why.as_ref().unwrap().preempted_by, [(9, 2)]);
         // the next drain starts from what this one made
         assert!(!kt.first_seen(&(4, 104)) && !kt.first_seen(&(2, 102)));
-        let mut again = Vec::new();
-        kt.assemble(IdMap::default(), &IdSet::default(), table, &mut again);
+        let again = drain(&mut kt, IdMap::default(), &IdSet::default(), table);
         let tids: Vec<_> = again.iter().map(|t| (t.tid, t.voluntary)).collect();
         assert_eq!(tids, [(1, 5), (2, 9), (4, 1)]);
+        // the kept list is the Sample's own, not a copy
+        assert!(std::ptr::eq(kt.list.as_ptr(), again.as_ptr()));
+    }
+
+    #[test]
+    fn the_exited_threads_of_the_last_sample_are_not_repeated() {
+        let mut gone = kept(9, 3, 70);
+        gone.sample.exited = true;
+        let mut kt = after_full_pass(vec![gone, kept(1, 5, 70), kept(2, 6, 80)]);
+        let (mut out, mut ids) = (Vec::new(), Vec::new());
+        let table = |id| Some(if id == 80 { 0 } else { 1 });
+        let moved = kt.assemble(
+            IdMap::default(),
+            &IdSet::default(),
+            table,
+            &mut out,
+            &mut ids,
+        );
+        let got: Vec<_> = out.iter().map(|t| (t.tid, t.cgroup)).collect();
+        assert_eq!(got, [(1, Some(1)), (2, Some(0))]);
+        assert_eq!(ids, [70, 80]);
+        // the live ones, in the same order: nothing to re-index
+        assert!(!moved);
+        kt.keep(&Threads::from(out), ids, moved);
+        assert!(kt.first_seen(&(9, 109)) && !kt.first_seen(&(1, 101)));
     }
 
     #[test]
     fn a_thread_is_first_seen_only_if_unknown_and_started_after_the_full_pass() {
-        let mut kt = KeptThreads::default();
-        kt.replace([kept(1, 5, 0)].into_iter());
+        let mut kt = after_full_pass(vec![kept(1, 5, 0)]);
         kt.full_pass_ns = 150;
         assert!(!kt.first_seen(&(1, 101)));
         // unknown and started before the full pass: it was listed then,

@@ -61,7 +61,7 @@ impl ProcfsReader {
         let mut sample = Sample {
             time_ns,
             mono_ns,
-            threads,
+            threads: threads.into(),
             system: read_system(&self.root),
             ..Default::default()
         };

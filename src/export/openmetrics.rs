@@ -553,7 +553,7 @@ mod tests {
         reborn.start_time_ns = 99;
         t.update(Sample {
             mono_ns: 1,
-            threads: vec![gone, reborn],
+            threads: vec![gone, reborn].into(),
             ..Default::default()
         });
         let om = render(

@@ -332,7 +332,7 @@ mod tests {
     fn sample(mono_s: u64, threads: Vec<ThreadSample>) -> Sample {
         Sample {
             mono_ns: mono_s * 1_000_000_000,
-            threads,
+            threads: threads.into(),
             ..Default::default()
         }
     }

@@ -111,7 +111,8 @@ mod tests {
                 migrations: Some(migr),
                 why: Some(why.into()),
                 ..Default::default()
-            }],
+            }]
+            .into(),
             ..Default::default()
         }
     }

@@ -57,7 +57,8 @@ mod tests {
                 tid: 1,
                 pid: 1,
                 ..Default::default()
-            }],
+            }]
+            .into(),
             ..Default::default()
         };
         let mut r = crate::model::interval::derive(None, &s, 1.0).threads[0].clone();

@@ -88,7 +88,8 @@ mod tests {
             threads: vec![
                 thread(10, "victim", 5, 100, WhySample::default()),
                 thread(11, "bully", 0, 0, WhySample::default()),
-            ],
+            ]
+            .into(),
             ..Default::default()
         };
         let why = WhySample {
@@ -103,7 +104,8 @@ mod tests {
                 // 4 migrations (1 unattributed), 32 blocks (2 unattributed)
                 thread(10, "victim", 9, 132, why),
                 thread(11, "bully", 0, 0, WhySample::default()),
-            ],
+            ]
+            .into(),
             ..Default::default()
         };
         let d = derive(Some(&before), &after, 1.0);

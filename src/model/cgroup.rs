@@ -260,7 +260,7 @@ mod tests {
     fn rows_sum_threads_over_the_subtree_and_rate_the_kernel_counters() {
         let a = Sample {
             mono_ns: 0,
-            threads: vec![thread(1, Some(1), 0, 0), thread(2, Some(2), 0, 0)],
+            threads: vec![thread(1, Some(1), 0, 0), thread(2, Some(2), 0, 0)].into(),
             cgroups: vec![
                 cg("/", None, None, Some(0)),
                 cg("/svc", Some(10), Some(1_000_000_000), Some(5_000)),
@@ -273,7 +273,8 @@ mod tests {
         b.threads = vec![
             thread(1, Some(1), 500_000_000, 10),
             thread(2, Some(2), 300_000_000, 4),
-        ];
+        ]
+        .into();
         b.cgroups[1].nr_throttled = Some(30);
         b.cgroups[1].throttled_ns = Some(1_400_000_000);
         b.cgroups[1].pressure = Some(Pressure {
@@ -309,7 +310,7 @@ mod tests {
     #[test]
     fn a_first_sample_has_no_rates_but_its_cumulative_counts() {
         let a = Sample {
-            threads: vec![thread(1, Some(0), 5, 1)],
+            threads: vec![thread(1, Some(0), 5, 1)].into(),
             cgroups: vec![cg("/x", Some(3), Some(9), Some(7))],
             ..Default::default()
         };

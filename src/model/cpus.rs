@@ -381,7 +381,7 @@ mod tests {
             ..Default::default()
         };
         let s = |x: ThreadSample| Sample {
-            threads: vec![x],
+            threads: vec![x].into(),
             ..Default::default()
         };
         // moved from node 0 to node 1

@@ -263,7 +263,7 @@ mod tests {
         cur.swap(30, 40);
         cur.push(t(3, 3));
         let s = Sample {
-            threads: prev.clone(),
+            threads: prev.clone().into(),
             ..Default::default()
         };
         let index = index_threads(&s);
@@ -298,7 +298,7 @@ mod tests {
     fn sample(mono_s: u64, threads: Vec<ThreadSample>) -> Sample {
         Sample {
             mono_ns: mono_s * 1_000_000_000,
-            threads,
+            threads: threads.into(),
             ..Default::default()
         }
     }

@@ -236,7 +236,7 @@ pub struct Sample {
     /// CLOCK_MONOTONIC at the same moment: elapsed time between Samples is
     /// measured with it (a stopped process or a clock step cannot spike rates)
     pub mono_ns: u64,
-    pub threads: Vec<ThreadSample>,
+    pub threads: super::sample_threads::Threads,
     pub cpus: Vec<CpuSample>,
     /// cumulative CPU→CPU migration counts (non-zero cells only)
     pub migrations: Vec<MigrationCount>,

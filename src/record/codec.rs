@@ -136,7 +136,7 @@ fn decode_sample(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
     let mut s = Sample {
         time_ns,
         mono_ns,
-        threads,
+        threads: threads.into(),
         cpus,
         migrations,
         system,

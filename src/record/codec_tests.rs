@@ -60,7 +60,7 @@ fn odd_values_round_trip() {
     };
     let a = Sample {
         time_ns: u64::MAX,
-        threads: vec![t.clone(), t.clone()],
+        threads: vec![t.clone(), t.clone()].into(),
         system: SystemSample {
             load: [f64::NAN, -0.0, f64::INFINITY],
             ..Default::default()

@@ -390,7 +390,7 @@ fn sample_without_cgroups(step: usize, threads: Vec<ThreadSample>) -> Sample {
                 ..Default::default()
             })),
         },
-        threads,
+        threads: threads.into(),
         cgroups: Vec::new(),
     }
 }
@@ -415,7 +415,7 @@ pub fn hostile_samples() -> Vec<Sample> {
         u.tid = 6667;
         u.start_time_ns += 1;
         u.comm = "rtl\u{202e}gnp.exe\u{9b}31m".into();
-        let mut threads = std::mem::take(&mut s.threads);
+        let mut threads = std::mem::take(&mut s.threads).into_vec();
         threads.push(t);
         threads.push(u);
         // the system saw their switches and CPU time too

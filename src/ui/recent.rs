@@ -20,7 +20,7 @@ pub fn push(history: &mut VecDeque<Arc<Sample>>, places: &mut ThreadPlaces, s: A
         *last = Arc::new(Sample {
             time_ns: last.time_ns,
             mono_ns: last.mono_ns,
-            threads: Vec::new(),
+            threads: Default::default(),
             cpus: last.cpus.clone(),
             migrations: last.migrations.clone(),
             system: last.system.clone(),
