@@ -10,7 +10,7 @@ use crate::model::cgroup_name::short_name;
 
 use crate::model::rates::{counter_delta, each_interval, elapsed_s, ThreadInterval};
 use crate::model::why::WhyCounts;
-use crate::model::{Log2Hist, Sample, ThreadAttrs};
+use crate::model::{Log2Hist, Sample, ThreadAttrs, ThreadSample};
 
 pub use super::row::{Row, RowKey};
 
@@ -188,6 +188,10 @@ pub struct Derived {
     pub system: SystemRates,
     /// one row per cgroup of the Sample, in its order
     pub cgroups: Vec<CgroupRow>,
+    /// per thread row: its interval was quiet (nothing counted, and a
+    /// non-zero interval length), so the row holds nothing but the
+    /// thread's own fields and zeros (`reusable`)
+    pub quiet: Vec<bool>,
 }
 
 /// Rows for the interval ending with `cur`. `nominal_s` stands in for the
@@ -207,8 +211,19 @@ pub fn derive_reusing(
 ) -> Derived {
     let dt = prev.map_or(nominal_s, |p| elapsed_s(p, cur));
     let mut threads = spare.threads;
-    threads.clear();
-    threads.reserve(cur.threads.len());
+    // The previous interval's rows stay in place where the Samples list
+    // the same number of threads (most intervals: nothing started or
+    // ended) and a row's thread was quiet then and is now: rebuilding
+    // 50,000 idle threads' rows, and dropping the old ones, was a fifth of
+    // the live view's work.
+    let n = cur.threads.len();
+    let in_place = dt > 0.0 && spare.quiet.len() == n && threads.len() == n;
+    let was_quiet = if in_place { spare.quiet } else { Vec::new() };
+    if !in_place {
+        threads.clear();
+        threads.reserve(cur.threads.len());
+    }
+    let mut quiet = Vec::with_capacity(cur.threads.len());
     let mut processes = spare.processes;
     processes.clear();
     let mut procs: BTreeMap<u32, (Row, Option<Totals>)> = BTreeMap::new();
@@ -232,10 +247,21 @@ pub fn derive_reusing(
         .collect();
     let mut cgroups = CgroupAcc::new(cur);
     let no_why = Arc::new(WhyCounts::default());
-    for (t, iv) in each_interval(prev, cur) {
+    for (j, (t, iv)) in each_interval(prev, cur).enumerate() {
         cgroups.add(t.cgroup, iv.as_ref());
         system.counter_anomalies += iv.as_ref().map_or(0, |i| u64::from(i.anomalies));
+        let is_quiet = dt > 0.0 && iv.as_ref().is_some_and(quiet_interval);
+        quiet.push(is_quiet);
+        let keep = is_quiet && in_place && was_quiet[j] && reusable(&threads[j], t, &paths);
         let totals = iv.map(Totals::of);
+        add_to_process(&mut procs, t, totals.as_ref(), &paths, &names);
+        if let Some(tt) = &totals {
+            system.voluntary_s += ThreadInterval::per_s(tt.voluntary, dt);
+            system.involuntary_s += ThreadInterval::per_s(tt.involuntary, dt);
+        }
+        if keep {
+            continue;
+        }
         let mut row = empty_row(
             RowKey::Thread {
                 tid: t.tid,
@@ -253,37 +279,12 @@ pub fn derive_reusing(
         row.cgroup_name = t.cgroup.and_then(|i| names.get(i as usize).cloned());
         row.voluntary = t.voluntary;
         row.involuntary = t.involuntary;
-        if let Some(tt) = &totals {
-            system.voluntary_s += ThreadInterval::per_s(tt.voluntary, dt);
-            system.involuntary_s += ThreadInterval::per_s(tt.involuntary, dt);
-        }
-
-        let (p, ptot) = procs.entry(t.pid).or_insert_with(|| {
-            let mut r = empty_row(RowKey::Process { pid: t.pid }, t.pid, t.pid);
-            r.threads = 0;
-            r.exited = true;
-            (r, None)
-        });
-        p.threads += 1;
-        p.exited &= t.exited;
-        p.voluntary = p.voluntary.saturating_add(t.voluntary);
-        p.involuntary = p.involuntary.saturating_add(t.involuntary);
-        if p.comm.is_empty() || t.tid == t.pid {
-            p.comm = if t.process_comm.is_empty() {
-                t.comm.clone()
-            } else {
-                t.process_comm.clone()
-            };
-            p.process_comm = p.comm.clone();
-            p.attrs = t.attrs;
-            p.cgroup = row.cgroup.clone();
-            p.cgroup_name = row.cgroup_name.clone();
-        }
-        if let Some(tt) = &totals {
-            ptot.get_or_insert_with(Totals::default).add(tt);
-        }
         fill(&mut row, totals, dt, &no_why);
-        threads.push(row);
+        if in_place {
+            threads[j] = row;
+        } else {
+            threads.push(row);
+        }
     }
     processes.extend(procs.into_values().map(|(mut r, t)| {
         fill(&mut r, t, dt, &no_why);
@@ -295,7 +296,92 @@ pub fn derive_reusing(
         processes,
         system,
         cgroups: cgroups.rows(prev, cur, dt),
+        quiet,
     }
+}
+
+/// A thread's process row: its counts and, from its main thread (or the
+/// first one seen), the name, settings and cgroup.
+fn add_to_process(
+    procs: &mut BTreeMap<u32, (Row, Option<Totals>)>,
+    t: &ThreadSample,
+    totals: Option<&Totals>,
+    paths: &[Arc<str>],
+    names: &[Arc<str>],
+) {
+    let (p, ptot) = procs.entry(t.pid).or_insert_with(|| {
+        let mut r = empty_row(RowKey::Process { pid: t.pid }, t.pid, t.pid);
+        r.threads = 0;
+        r.exited = true;
+        (r, None)
+    });
+    p.threads += 1;
+    p.exited &= t.exited;
+    p.voluntary = p.voluntary.saturating_add(t.voluntary);
+    p.involuntary = p.involuntary.saturating_add(t.involuntary);
+    if p.comm.is_empty() || t.tid == t.pid {
+        p.comm = if t.process_comm.is_empty() {
+            t.comm.clone()
+        } else {
+            t.process_comm.clone()
+        };
+        p.process_comm = p.comm.clone();
+        p.attrs = t.attrs;
+        p.cgroup = t.cgroup.and_then(|i| paths.get(i as usize).cloned());
+        p.cgroup_name = t.cgroup.and_then(|i| names.get(i as usize).cloned());
+    }
+    if let Some(tt) = totals {
+        ptot.get_or_insert_with(Totals::default).add(tt);
+    }
+}
+
+/// Nothing counted in the interval.
+fn quiet_interval(i: &ThreadInterval) -> bool {
+    let empty = |h: &Option<Log2Hist>| h.as_ref().is_none_or(|h| h.total() == 0);
+    i.voluntary == 0
+        && i.involuntary == 0
+        && i.oncpu_ns == 0
+        && i.wait_ns == 0
+        && i.migrations.unwrap_or(0) == 0
+        && i.cross_node_migrations.unwrap_or(0) == 0
+        && i.anomalies == 0
+        && empty(&i.slice_hist)
+        && empty(&i.wait_hist)
+        && empty(&i.wakeup_wait_hist)
+        && empty(&i.preempt_wait_hist)
+        && i.why.as_ref().is_none_or(WhyCounts::is_empty)
+}
+
+/// `row`, made from a quiet interval, is what a quiet interval of `t`
+/// makes: the same thread with the same fields, and the same figures known
+/// (a quiet row's figures are zeros, or None where the source has none).
+fn reusable(row: &Row, t: &ThreadSample, paths: &[Arc<str>]) -> bool {
+    let path = t.cgroup.and_then(|i| paths.get(i as usize));
+    row.key
+        == (RowKey::Thread {
+            tid: t.tid,
+            start_time_ns: t.start_time_ns,
+        })
+        && Arc::ptr_eq(&row.comm, &t.comm)
+        && Arc::ptr_eq(&row.process_comm, &t.process_comm)
+        && row.cpu == Some(t.cpu)
+        && row.exited == t.exited
+        && row.attrs == t.attrs
+        && row.voluntary == t.voluntary
+        && row.involuntary == t.involuntary
+        && row.cgroup.as_deref() == path.map(|p| &**p)
+        && row.migrations.is_some() == t.migrations.is_some()
+        && row.cross_node_migrations.is_some() == t.cross_node_migrations.is_some()
+        && same_kind(&row.slice_hist, &t.slice_hist)
+        && same_kind(&row.wait_hist, &t.wait_hist)
+        && same_kind(&row.wakeup_wait_hist, &t.wakeup_wait_hist)
+        && same_kind(&row.preempt_wait_hist, &t.preempt_wait_hist)
+        && row.why.is_some() == t.why.is_some()
+}
+
+/// Both histograms absent, or both present and of the same resolution.
+fn same_kind(a: &Option<Log2Hist>, b: &Option<Log2Hist>) -> bool {
+    a.as_ref().map(|h| h.octaves_only) == b.as_ref().map(|h| h.octaves_only)
 }
 
 /// A row's histograms and whys from the first Sample to the current one.
@@ -354,5 +440,84 @@ pub fn since_start(first: &Sample, cur: &Sample, key: RowKey) -> SinceStart {
         wakeup_wait_hist: total.wakeup_wait_hist,
         preempt_wait_hist: total.preempt_wait_hist,
         why,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::why::WhySample;
+
+    fn thread(tid: u32, voluntary: u64) -> ThreadSample {
+        let hist = Log2Hist::from_counts([0, voluntary]);
+        ThreadSample {
+            tid,
+            pid: 1,
+            comm: "worker".into(),
+            start_time_ns: 10 + u64::from(tid),
+            voluntary,
+            oncpu_ns: voluntary * 1000,
+            migrations: Some(0),
+            slice_hist: Some(hist.clone()),
+            wait_hist: Some(hist),
+            why: Some(Arc::new(WhySample::default())),
+            ..Default::default()
+        }
+    }
+
+    fn at(step: u64, threads: Vec<ThreadSample>) -> Sample {
+        Sample {
+            time_ns: step * 1_000_000_000,
+            mono_ns: step * 1_000_000_000,
+            threads: threads.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn rows_kept_in_place_are_the_rows_built_afresh() {
+        let (a, b) = (thread(1, 5), thread(2, 7));
+        let mut b_renamed = b.clone();
+        b_renamed.comm = "renamed".into();
+        let mut a_ran = a.clone();
+        a_ran.voluntary += 3;
+        let samples = [
+            at(0, vec![a.clone(), b.clone()]),
+            at(1, vec![a.clone(), b.clone()]),
+            at(2, vec![a.clone(), b.clone()]),
+            at(3, vec![a.clone(), b_renamed.clone()]),
+            at(4, vec![a_ran.clone(), b_renamed.clone()]),
+            at(5, vec![a_ran, b_renamed]),
+        ];
+        let mut spare = Derived::default();
+        let mut kept = Vec::new();
+        for (i, cur) in samples.iter().enumerate() {
+            let prev = i.checked_sub(1).map(|p| &samples[p]);
+            let before: Vec<_> = spare.threads.iter().map(|r| r.why.clone()).collect();
+            spare = derive_reusing(prev, cur, 1.0, spare);
+            assert_eq!(spare.threads, derive(prev, cur, 1.0).threads, "step {i}");
+            // a row kept in place still holds the previous interval's
+            // shared empty why; a rebuilt one this interval's
+            let same: Vec<bool> = spare
+                .threads
+                .iter()
+                .zip(&before)
+                .map(|(r, w)| matches!((&r.why, w), (Some(x), Some(y)) if Arc::ptr_eq(x, y)))
+                .collect();
+            kept.push(same);
+        }
+        // 1: both quiet, but not the interval before (the first has no
+        // previous Sample); 2: both kept; 3: the renamed one rebuilt; 4: the
+        // one that ran rebuilt, the renamed one kept; 5: the one that ran
+        // was not quiet the interval before
+        let want: [&[bool]; 6] = [
+            &[],
+            &[false, false],
+            &[true, true],
+            &[true, false],
+            &[false, true],
+            &[false, true],
+        ];
+        assert_eq!(kept, want);
     }
 }

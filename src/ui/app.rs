@@ -205,15 +205,17 @@ impl AppState {
     /// Append this interval's switch rates to each row's series and forget
     /// rows that are gone.
     fn record_series(&mut self) {
+        // the rows that have a series: idle rows never switched and have
+        // none (10,000 idle threads would otherwise hold 300 zeros each,
+        // and a set of every row's key was built every interval)
         let mut seen = IdSet::default();
         for r in self.derived.threads.iter().chain(&self.derived.processes) {
+            let v = r.switches_s();
+            if v.unwrap_or(0.0) == 0.0 && !self.series.contains_key(&r.key) {
+                continue;
+            }
             seen.insert(r.key);
-            if let Some(v) = r.switches_s() {
-                // a row that never switched gets no series (10,000 idle
-                // threads would otherwise hold 300 zeros each)
-                if v == 0.0 && !self.series.contains_key(&r.key) {
-                    continue;
-                }
+            if let Some(v) = v {
                 let s = self.series.entry(r.key).or_default();
                 if s.len() >= SERIES_CAP {
                     s.pop_front();
