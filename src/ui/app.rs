@@ -205,9 +205,8 @@ impl AppState {
     /// Append this interval's switch rates to each row's series and forget
     /// rows that are gone.
     fn record_series(&mut self) {
-        // the rows that have a series: idle rows never switched and have
-        // none (10,000 idle threads would otherwise hold 300 zeros each,
-        // and a set of every row's key was built every interval)
+        // rows that have a series (an idle row never switched and has none:
+        // no 300 zeros for each of 10,000 idle threads, no set of every key)
         let mut seen = IdSet::default();
         for r in self.derived.threads.iter().chain(&self.derived.processes) {
             let v = r.switches_s();
@@ -248,9 +247,9 @@ impl AppState {
     /// Sort the first `upto` rows into place.
     fn sort_upto(&mut self, upto: usize) {
         let (metric, desc) = (self.sort.metric(), self.descending());
-        let base = base_of(&self.derived, self.table_view);
         let by = |a: &Row, b: &Row| columns::compare_by(metric, a, b, desc);
-        self.order.sort_rows_upto(upto, base, by);
+        let base = base_of(&self.derived, self.table_view);
+        self.order.sort_metric_upto(upto, base, (metric, desc), by);
     }
 
     /// Recompute the visible rows. `keep_key`: keep the selection on the

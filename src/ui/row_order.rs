@@ -7,6 +7,7 @@ use std::cmp::Ordering;
 use std::ops::Index;
 
 use crate::model::interval::{Row, RowKey};
+use crate::model::metrics::{Metric, Value};
 
 /// Up to this many rows a refresh sorts them all (nothing to gain below).
 pub const FULL_SORT_MAX: usize = 2_000;
@@ -17,11 +18,102 @@ pub struct RowOrder {
     /// `idx[..sorted]` holds the first rows in their final order; every
     /// row after them sorts after them
     sorted: usize,
+    /// the sort column's numbers, read once (`sort_metric_upto`)
+    keys: Option<SortKeys>,
+}
+
+/// A numeric sort column's values and the rows' ids, by base row: the
+/// partial sort compares these 16 bytes rather than two whole rows at
+/// random places (at 50,000 rows those cache misses were 8 % of the live
+/// view's work).
+#[derive(Clone, Debug)]
+struct SortKeys {
+    metric: &'static str,
+    descending: bool,
+    keys: Vec<SortKey>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SortKey {
+    value: f64,
+    known: bool,
+    id: u32,
+}
+
+impl SortKeys {
+    /// None for a text column (names compare as text).
+    fn of(metric: &Metric, descending: bool, base: &[Row]) -> Option<SortKeys> {
+        let keys = base
+            .iter()
+            .map(|r| match (metric.get)(r) {
+                Value::Text(_) => None,
+                v => Some(SortKey {
+                    value: v.number().unwrap_or(0.0),
+                    known: v.number().is_some(),
+                    id: r.id,
+                }),
+            })
+            .collect::<Option<Vec<SortKey>>>()?;
+        Some(SortKeys {
+            metric: metric.key,
+            descending,
+            keys,
+        })
+    }
+
+    /// `columns::compare_by` for numbers: unknown values last in either
+    /// direction, ties by id.
+    fn cmp(&self, a: u32, b: u32) -> Ordering {
+        let (a, b) = (&self.keys[a as usize], &self.keys[b as usize]);
+        let primary = match (a.known, b.known) {
+            (true, true) => {
+                let o = a.value.partial_cmp(&b.value).unwrap_or(Ordering::Equal);
+                if self.descending {
+                    o.reverse()
+                } else {
+                    o
+                }
+            }
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (false, false) => Ordering::Equal,
+        };
+        primary.then(a.id.cmp(&b.id))
+    }
 }
 
 impl RowOrder {
     pub fn new(idx: Vec<u32>) -> RowOrder {
-        RowOrder { idx, sorted: 0 }
+        RowOrder {
+            idx,
+            sorted: 0,
+            keys: None,
+        }
+    }
+
+    /// `sort_rows_upto` by a column: a numeric one through its values read
+    /// once; `by` is the same order on rows (text columns).
+    pub fn sort_metric_upto(
+        &mut self,
+        upto: usize,
+        base: &[Row],
+        (metric, descending): (&Metric, bool),
+        by: impl Fn(&Row, &Row) -> Ordering,
+    ) {
+        let stale = self
+            .keys
+            .as_ref()
+            .is_none_or(|k| k.metric != metric.key || k.descending != descending);
+        if stale && upto.min(self.idx.len()) > self.sorted {
+            self.keys = SortKeys::of(metric, descending, base);
+        }
+        match self.keys.take() {
+            Some(keys) if keys.keys.len() == base.len() => {
+                self.sort_upto(upto, |a, b| keys.cmp(*a, *b));
+                self.keys = Some(keys);
+            }
+            _ => self.sort_rows_upto(upto, base, by),
+        }
     }
 
     /// The rows of `base` the `/` filter keeps, in no order yet.
@@ -201,5 +293,31 @@ mod tests {
             assert_eq!(full[rank], at);
         }
         assert_eq!(RowOrder::new(vec![1, 2]).rank_of(5, cmp), None);
+    }
+
+    #[test]
+    fn a_numeric_column_sorts_by_its_values_read_once_as_by_the_rows() {
+        use crate::model::interval::derive;
+        use crate::ui::columns::compare_by;
+        use crate::ui::fixtures::{samples, STEPS};
+        let s = samples(crate::model::SourceKind::Bpf);
+        let mut rows = derive(Some(&s[STEPS - 2]), &s[STEPS - 1], 1.0).threads;
+        // unknown values and ties: a rate missing, one shared
+        rows[0].vcsw_s = None;
+        let v = rows[1].vcsw_s;
+        rows[2].vcsw_s = v;
+        for key in ["vcsw", "cpu_pct", "tid", "p99_wait", "comm"] {
+            let metric = crate::model::metrics::by_key(key).unwrap();
+            for desc in [false, true] {
+                let by = |a: &Row, b: &Row| compare_by(metric, a, b, desc);
+                let n = rows.len() as u32;
+                let mut want: Vec<u32> = (0..n).collect();
+                want.sort_by(|a, b| by(&rows[*a as usize], &rows[*b as usize]));
+                let mut o = RowOrder::new((0..n).rev().collect());
+                o.sort_metric_upto(usize::MAX, &rows, (metric, desc), by);
+                assert_eq!(o.idx, want, "{key} descending {desc}");
+                assert_eq!(o.keys.is_some(), key != "comm", "{key}");
+            }
+        }
     }
 }
