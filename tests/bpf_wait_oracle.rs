@@ -23,7 +23,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use schedtop::model::hist::{octave_of_us, HIST_OCTAVES};
@@ -99,16 +99,7 @@ fn workload(stop: &Arc<AtomicBool>, cpu: usize) -> Vec<std::thread::JoinHandle<(
         let stop = stop.clone();
         hs.push(std::thread::spawn(move || {
             set_name();
-            let mut x = 0x9e3779b97f4a7c15u64 ^ i;
-            while !stop.load(Ordering::Relaxed) {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                let spin = Duration::from_micros((x >> 33) % 200);
-                let t = Instant::now();
-                while t.elapsed() < spin {
-                    std::hint::spin_loop();
-                }
-                std::thread::sleep(Duration::from_micros((x >> 20) % 2000));
-            }
+            common::spin_sleep::spin_then_sleep(i, &stop);
         }));
     }
     for _ in 0..2 {

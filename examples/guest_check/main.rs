@@ -13,6 +13,8 @@ mod kernel;
 #[path = "../../tests/common/perfetto.rs"]
 #[allow(dead_code)]
 mod perfetto;
+#[path = "../../tests/common/spin_sleep.rs"]
+mod spin_sleep;
 mod trace;
 mod wait_oracle;
 mod why;

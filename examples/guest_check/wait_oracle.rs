@@ -24,7 +24,7 @@
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use schedtop::collect::LiveSource;
 use schedtop::model::hist::{octave_of_us, HIST_OCTAVES};
@@ -248,16 +248,7 @@ pub fn workload_main(args: &[String]) {
                         }
                         return;
                     }
-                    let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ i;
-                    while !stop.load(Ordering::Relaxed) {
-                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                        let spin = Duration::from_micros((x >> 33) % 200);
-                        let t = Instant::now();
-                        while t.elapsed() < spin {
-                            std::hint::spin_loop();
-                        }
-                        std::thread::sleep(Duration::from_micros((x >> 20) % 2000));
-                    }
+                    crate::spin_sleep::spin_then_sleep(i, &stop);
                 })
                 .expect("spawn a workload thread"),
         );

@@ -4,6 +4,7 @@
 
 pub mod perfetto;
 pub mod skip;
+pub mod spin_sleep;
 pub mod tmux;
 
 use std::sync::atomic::{AtomicBool, Ordering};
