@@ -10,12 +10,12 @@ use super::bpf_load::{load, Loaded};
 pub use super::bpf_load::{BucketCode, Storage};
 use super::bpf_maps::{each_thread_record, read_hash_map, read_pod};
 use super::bpf_thread_sample::ThreadsOut;
-use super::bpf_threads::{key_of, Offer, ThreadBook, ThreadKey};
+use super::bpf_threads::{key_of, Offer, ThreadBook};
 use super::cgroups::{CgroupCollector, CgroupTable};
 use super::changed_threads::ChangedReader;
 use super::exit_drainer::ExitDrainer;
 use super::features::{Feature, Features};
-use super::kept_threads::Kept;
+use super::kept_threads::{fresh_by_key, Kept};
 use super::perf::open_cpu_clock;
 use super::system::{monotonic_ns, now_ns, read_cpu_busy_ns, read_system};
 use crate::model::fasthash::IdMap;
@@ -393,18 +393,13 @@ impl BpfSource {
             return Err(e);
         }
         // a thread read twice: the later copy wins
-        let fresh: IdMap<ThreadKey, Kept> = out
-            .threads
-            .split_off(n_exited)
-            .into_iter()
-            .zip(out.cgroup_ids.split_off(n_exited))
-            .map(|(sample, cgroup_id)| {
-                (
-                    (sample.tid, sample.start_time_ns),
-                    Kept { sample, cgroup_id },
-                )
-            })
-            .collect();
+        let fresh = fresh_by_key(
+            out.threads
+                .split_off(n_exited)
+                .into_iter()
+                .zip(out.cgroup_ids.split_off(n_exited))
+                .map(|(sample, cgroup_id)| Kept { sample, cgroup_id }),
+        );
         let table = &mut out.cgroups;
         let moved = ch.kept.assemble(
             fresh,

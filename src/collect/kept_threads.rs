@@ -18,6 +18,38 @@ pub(super) struct Kept {
     pub cgroup_id: u64,
 }
 
+/// The fresh threads of a drain by key. A thread read twice (switched out
+/// again, or on a CPU, while the sets were read) comes twice: the later
+/// copy is the newer, but the interval's preemptors went to the first
+/// (they are taken out of the drained pairs once), so they move over.
+pub(super) fn fresh_by_key(list: impl IntoIterator<Item = Kept>) -> IdMap<ThreadKey, Kept> {
+    let mut out: IdMap<ThreadKey, Kept> = IdMap::default();
+    for mut later in list {
+        if let Some(earlier) = out.remove(&key(&later.sample)) {
+            take_preemptors(&mut later.sample, earlier.sample);
+        }
+        out.insert(key(&later.sample), later);
+    }
+    out
+}
+
+fn take_preemptors(later: &mut ThreadSample, earlier: ThreadSample) {
+    let Some(from) = earlier
+        .why
+        .filter(|w| !w.preempted_by.is_empty() || w.preempted_by_rest != 0)
+    else {
+        return;
+    };
+    let Some(into) = later.why.as_mut() else {
+        return;
+    };
+    if into.preempted_by.is_empty() && into.preempted_by_rest == 0 {
+        let into = Arc::make_mut(into);
+        into.preempted_by = from.preempted_by.clone();
+        into.preempted_by_rest = from.preempted_by_rest;
+    }
+}
+
 #[derive(Default)]
 pub(super) struct KeptThreads {
     /// the last Sample's threads: its exited ones first, then the live ones
@@ -167,6 +199,23 @@ mod tests {
         let threads = Threads::from(out);
         kt.keep(&threads, ids, moved);
         threads
+    }
+
+    #[test]
+    fn a_thread_read_twice_keeps_the_later_copy_and_the_preemptors() {
+        // the first copy took the interval's pairs; the later one is newer
+        let first = kept(5, 3, 70);
+        let mut later = kept(5, 4, 70);
+        later.sample.why = Some(Arc::default());
+        let got = fresh_by_key([first, later, kept(6, 1, 70)]);
+        assert_eq!(got.len(), 2);
+        let t = &got[&(5, 105)].sample;
+        assert_eq!(t.voluntary, 4, "the later copy");
+        let w = t.why.as_ref().unwrap();
+        assert_eq!(
+            (w.preempted_by.as_slice(), w.preempted_by_rest),
+            (&[(9, 2)][..], 1)
+        );
     }
 
     #[test]
