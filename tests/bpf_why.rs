@@ -357,3 +357,73 @@ fn two_spinners_on_one_cpu_are_each_others_top_preemptor() {
     let top = &process.why.as_ref().unwrap().preempted_by[0];
     assert_eq!(top.pid, getpid(), "{:?}", process.why);
 }
+
+/// A busy process of its own (`sh` spinning), pinned to one CPU at nice
+/// -20; killed with its process group when dropped.
+struct OutsideSpinner(std::process::Child);
+
+impl OutsideSpinner {
+    fn start(cpu: usize) -> OutsideSpinner {
+        use std::os::unix::process::CommandExt;
+        let child = std::process::Command::new("/bin/sh")
+            .args(["-c", "while :; do :; done"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        set_affinity(pid, cpu);
+        // SAFETY: setpriority on a process this test started.
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, pid, -20) };
+        OutsideSpinner(child)
+    }
+}
+
+impl Drop for OutsideSpinner {
+    fn drop(&mut self) {
+        // SAFETY: kill of the process group this test made.
+        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_preemptor_outside_the_pid_filter_is_named_by_proc() {
+    let _g = serial();
+    let cpu = *allowed_cpus().last().unwrap();
+    // the source watches this process only
+    let Some(mut src) = source() else { return };
+    let w = Workload::spawn(1, move |stop| {
+        pin_to(cpu);
+        // SAFETY: setpriority on the calling thread (who 0).
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -20) };
+        while !stop.load(Ordering::Relaxed) {
+            std::hint::spin_loop();
+        }
+    });
+    let sh = OutsideSpinner::start(cpu);
+    let sh_pid = sh.0.id();
+    std::thread::sleep(Duration::from_millis(200));
+    known(&mut src, &w.tids);
+    let a = src.drain().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let b = src.drain().unwrap();
+    assert!(b.threads.iter().all(|t| t.pid == getpid()), "filtered");
+    let d = derive(Some(&a), &b, 1.0);
+    let why = row_of(&d.threads, w.tids[0]).why.as_ref().unwrap();
+    let top = why.preempted_by.first().expect("preempted by someone");
+    assert_eq!(
+        (top.tid, top.pid, top.comm.as_str()),
+        (sh_pid, sh_pid, "sh"),
+        "{:?}",
+        why.preempted_by
+    );
+    let process = d.processes.iter().find(|p| p.pid == getpid()).unwrap();
+    let top = &process.why.as_ref().unwrap().preempted_by[0];
+    assert_eq!(
+        (top.pid, top.comm.as_str()),
+        (sh_pid, "sh"),
+        "{:?}",
+        process.why
+    );
+    drop(sh);
+}

@@ -293,7 +293,12 @@ impl BpfSource {
             migrations,
             system,
             cgroups: Vec::new(),
+            outside: Vec::new(),
         };
+        if !self.pid_filter.is_empty() {
+            sample.outside =
+                super::outside_threads::name_outside(&sample.threads, Path::new("/proc"));
+        }
         self.cgroups.finish(cgroups, &mut sample);
         Ok(sample)
     }

@@ -15,6 +15,7 @@ pub mod features;
 pub mod flight;
 mod kept_threads;
 mod name_intern;
+mod outside_threads;
 pub mod perf;
 pub mod procfs;
 pub mod sampler;

@@ -247,6 +247,21 @@ pub struct Sample {
     /// the threads' cgroups and their ancestors, as cgroupfs showed them
     #[serde(default)]
     pub cgroups: Vec<super::cgroup_sample::CgroupSample>,
+    /// threads its preemptor lists name that are not in `threads` (outside
+    /// a pid filter), as /proc showed them at the drain; ordered by tid
+    #[serde(default)]
+    pub outside: Vec<OutsideThread>,
+}
+
+/// A thread outside the Sample's thread list, known by name only.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OutsideThread {
+    pub tid: u32,
+    pub pid: u32,
+    /// hostile, as both names: escape before display
+    pub comm: Name,
+    /// its process's (leader's) name
+    pub process_comm: Name,
 }
 
 impl Sample {

@@ -26,9 +26,10 @@ fn top(mut list: Vec<Preemptor>, rest: &mut u64) -> Vec<Preemptor> {
 }
 
 /// Fill `preempted_by` of the rows that have "why" figures: `threads` are
-/// the rows of `cur.threads`, one each, in its order. A thread's preemptor
-/// that is not in the Sample (outside a pid filter, or gone) is listed with
-/// its tid, pid 0 and no name.
+/// the rows of `cur.threads`, one each, in its order. A preemptor outside
+/// the thread list (a pid filter) is named from `cur.outside`; one the
+/// source could not name (gone before the drain) is listed with its tid,
+/// pid 0 and no name.
 pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
     // only the threads that were preempted and those that preempted them
     // are looked at (50,000 idle threads cost one pass, no map entries)
@@ -62,6 +63,13 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
                 &t.process_comm
             };
             proc_name.insert(t.pid, &**name);
+        }
+    }
+    // outside the thread list (a pid filter): as the source named them
+    for o in &cur.outside {
+        if wanted.contains(&o.tid) && !who.contains_key(&o.tid) {
+            who.insert(o.tid, (o.pid, &*o.comm));
+            proc_name.entry(o.pid).or_insert(&*o.process_comm);
         }
     }
     // victim pid -> preempting pid -> (count, its process name)
@@ -129,5 +137,69 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
             })
             .collect();
         w.preempted_by = top(list, &mut w.preempted_by_rest);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::why::WhySample;
+    use crate::model::{OutsideThread, ThreadSample};
+
+    fn thread(tid: u32, involuntary: u64, preempted_by: Vec<(u32, u64)>) -> ThreadSample {
+        ThreadSample {
+            tid,
+            pid: 10,
+            comm: "worker".into(),
+            process_comm: "service".into(),
+            start_time_ns: u64::from(tid),
+            involuntary,
+            why: Some(Arc::new(WhySample {
+                preempted_by,
+                ..WhySample::default()
+            })),
+            ..ThreadSample::default()
+        }
+    }
+
+    #[test]
+    fn a_preemptor_outside_the_thread_list_is_named_from_outside() {
+        let before = Sample {
+            threads: vec![thread(10, 0, vec![]), thread(11, 0, vec![])].into(),
+            ..Sample::default()
+        };
+        let outside = |tid, pid, comm: &str, process: &str| OutsideThread {
+            tid,
+            pid,
+            comm: comm.into(),
+            process_comm: process.into(),
+        };
+        // 99 (of process 98) preempted 10 five times and 11 twice; 77 is
+        // gone: tid only
+        let now = Sample {
+            mono_ns: 1_000_000_000,
+            threads: vec![
+                thread(10, 6, vec![(99, 5), (77, 1)]),
+                thread(11, 2, vec![(99, 2)]),
+            ]
+            .into(),
+            outside: vec![outside(99, 98, "yes", "sh")],
+            ..Sample::default()
+        };
+        let d = super::super::interval::derive(Some(&before), &now, 1.0);
+        let by = |i: usize| d.threads[i].why.as_ref().unwrap().preempted_by.clone();
+        let p = |tid, pid, comm: &str, count| Preemptor {
+            tid,
+            pid,
+            comm: comm.into(),
+            count,
+        };
+        assert_eq!(by(0), [p(99, 98, "yes", 5), p(77, 0, "", 1)]);
+        assert_eq!(by(1), [p(99, 98, "yes", 2)]);
+        let process = d.processes.iter().find(|r| r.pid == 10).unwrap();
+        let w = process.why.as_ref().unwrap();
+        // by process: 98 (its leader's name) 7 times; 77's one is unknown
+        assert_eq!(w.preempted_by, [p(0, 98, "sh", 7)]);
+        assert_eq!(w.preempted_by_rest, 1);
     }
 }

@@ -14,7 +14,7 @@ pub use super::codec_budget::{decoded_size, MAX_DECODED};
 use super::codec_cgroups::{decode_cgroups, encode_cgroups, has_cgroups};
 use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
 use super::codec_hist::{decode_hist, encode_hist, fine_hists};
-use super::codec_why::{decode_why, encode_why, has_why};
+use super::codec_why::{decode_outside, decode_why, encode_outside, encode_why, has_why};
 pub use super::codec_zstd::{compress, decompress};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
 use crate::model::{
@@ -100,7 +100,8 @@ pub fn encode_split(cur: &Sample, prev: Option<&Sample>) -> (Vec<u8>, Vec<usize>
     encode_cpus(&mut out, &cur.cpus, &p.cpus);
     encode_migrations(&mut out, &cur.migrations, &p.migrations);
     let mut splits = encode_threads(&mut out, &cur.threads, &p.threads);
-    let why = has_why(cur);
+    let outside = !cur.outside.is_empty();
+    let why = has_why(cur) || outside;
     if has_cgroups(cur) || why {
         splits.push(out.len());
         encode_cgroups(&mut out, cur, p);
@@ -108,6 +109,9 @@ pub fn encode_split(cur: &Sample, prev: Option<&Sample>) -> (Vec<u8>, Vec<usize>
     if why {
         splits.push(out.len());
         encode_why(&mut out, cur, p);
+    }
+    if outside {
+        encode_outside(&mut out, &cur.outside);
     }
     (out, splits)
 }
@@ -141,6 +145,7 @@ fn decode_sample(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
         migrations,
         system,
         cgroups: Vec::new(),
+        outside: Vec::new(),
     };
     // format 3: the cgroups follow the threads (older Samples end there)
     if !c.is_empty() {
@@ -150,6 +155,10 @@ fn decode_sample(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
     // format 4: the why figures follow the cgroups
     if !c.is_empty() {
         decode_why(&mut c, &mut s, p, &mut budget)?;
+    }
+    // format 5: the threads outside the thread list its preemptors name
+    if !c.is_empty() {
+        s.outside = decode_outside(&mut c, &mut budget)?;
     }
     if !c.is_empty() {
         return Err(DecodeError("trailing bytes after Sample"));

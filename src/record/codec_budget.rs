@@ -53,5 +53,10 @@ pub fn decoded_size(s: &Sample) -> usize {
             size_of::<crate::model::CpuSample>() + c.rq.as_ref().map_or(0, |r| r.hist.len() * 8)
         })
         .sum();
-    threads + cpus + s.migrations.len() * size_of::<crate::model::MigrationCount>()
+    let outside: usize = s
+        .outside
+        .iter()
+        .map(|o| size_of::<crate::model::OutsideThread>() + o.comm.len() + o.process_comm.len())
+        .sum();
+    threads + cpus + outside + s.migrations.len() * size_of::<crate::model::MigrationCount>()
 }

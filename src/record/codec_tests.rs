@@ -113,6 +113,15 @@ fn with_why() -> Vec<Sample> {
                 .into(),
             );
         }
+        // format 5: threads outside the list that preempted these
+        s.outside = (0..k)
+            .map(|i| crate::model::OutsideThread {
+                tid: 1000 + 3 * i as u32,
+                pid: 900,
+                comm: format!("outside{i}\n").into(),
+                process_comm: "its process".into(),
+            })
+            .collect();
     }
     samples
 }
@@ -128,12 +137,19 @@ fn why_figures_round_trip_and_truncations_fail() {
     }
     let raw = encode(&samples[2], Some(&samples[1]));
     let whole = decode(&raw, Some(&samples[1])).unwrap();
+    assert_eq!(whole.outside.len(), 2);
+    let mut why_only = samples[2].clone();
+    why_only.outside.clear();
+    let before_outside = encode(&why_only, Some(&samples[1])).len();
     for cut in 0..raw.len() {
         // a cut at a section boundary reads as an older format: without
         // the section, never as the whole Sample
         if let Ok(s) = decode(&raw[..cut], Some(&samples[1])) {
             assert_ne!(s, whole, "cut {cut}");
-            assert!(s.threads.iter().all(|t| t.why.is_none()), "cut {cut}");
+            assert!(s.outside.is_empty(), "cut {cut}");
+            if cut != before_outside {
+                assert!(s.threads.iter().all(|t| t.why.is_none()), "cut {cut}");
+            }
         }
     }
 }

@@ -4,12 +4,15 @@
 //! causes and block reasons as deltas on the same thread's in the previous
 //! Sample, and its preemptors of the interval (tid, count) with the rest.
 //! Format 1-3 Samples end before this: their threads read as having none.
+//! Format 5 may add the threads outside the thread list that the preemptor
+//! lists name (`Sample::outside`): their count, then each one's tid (a
+//! delta on the one before), pid, name and process name.
 use super::codec_budget::Budget;
 use super::codec_cpus::{decode_migrations, encode_migrations};
-use super::varint::{put_delta, put_u64, Cursor, DResult, DecodeError};
+use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
 use crate::model::rates::ThreadMatcher;
 use crate::model::why::{WhySample, MAX_PREEMPTORS, MIG_CAUSES};
-use crate::model::Sample;
+use crate::model::{OutsideThread, Sample};
 use std::sync::Arc;
 
 /// Whether `cur` has anything for this section.
@@ -121,4 +124,41 @@ pub(super) fn decode_why(
         t.why = thread_why(c, b)?.map(Arc::new);
     }
     Ok(())
+}
+
+/// The outside threads (after the why figures; only when there are any).
+pub(super) fn encode_outside(out: &mut Vec<u8>, list: &[OutsideThread]) {
+    put_u64(out, list.len() as u64);
+    let mut last = 0u64;
+    for o in list {
+        put_delta(out, o.tid.into(), last);
+        last = o.tid.into();
+        put_u64(out, o.pid.into());
+        put_bytes(out, o.comm.as_bytes());
+        put_bytes(out, o.process_comm.as_bytes());
+    }
+}
+
+pub(super) fn decode_outside(c: &mut Cursor, b: &mut Budget) -> DResult<Vec<OutsideThread>> {
+    // tid, pid and two name lengths: 4 bytes at least
+    let n = c.count(4)?;
+    b.items::<OutsideThread>(n)?;
+    let mut out = Vec::with_capacity(n);
+    let mut last = 0u64;
+    for _ in 0..n {
+        let tid = c.delta(last)?;
+        last = tid;
+        let tid = u32::try_from(tid).map_err(|_| DecodeError("outside tid over 32 bits"))?;
+        let pid = c.u32()?;
+        let comm = c.string()?;
+        let process_comm = c.string()?;
+        b.take(comm.len() + process_comm.len())?;
+        out.push(OutsideThread {
+            tid,
+            pid,
+            comm: comm.into(),
+            process_comm: process_comm.into(),
+        });
+    }
+    Ok(out)
 }

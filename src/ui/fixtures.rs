@@ -392,6 +392,7 @@ fn sample_without_cgroups(step: usize, threads: Vec<ThreadSample>) -> Sample {
         },
         threads: threads.into(),
         cgroups: Vec::new(),
+        outside: Vec::new(),
     }
 }
 

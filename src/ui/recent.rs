@@ -25,6 +25,7 @@ pub fn push(history: &mut VecDeque<Arc<Sample>>, places: &mut ThreadPlaces, s: A
             migrations: last.migrations.clone(),
             system: last.system.clone(),
             cgroups: last.cgroups.clone(),
+            outside: Vec::new(),
         });
     }
     history.push_back(s);
