@@ -30,7 +30,7 @@ impl<'a> ThreadsOut<'a> {
         ThreadsOut {
             born_after,
             pid_filter,
-            threads: Vec::with_capacity(expected),
+            threads: crate::model::Threads::spare(expected),
             cgroups: CgroupTable::default(),
             cgroup_ids: Vec::with_capacity(expected),
             names,

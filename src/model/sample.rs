@@ -285,8 +285,50 @@ impl Threads {
     }
 
     /// The list to own: moved out if no one else holds it, else copied.
-    pub fn into_vec(self) -> Vec<ThreadSample> {
-        Arc::try_unwrap(self.0).unwrap_or_else(|shared| (*shared).clone())
+    pub fn into_vec(mut self) -> Vec<ThreadSample> {
+        match Arc::get_mut(&mut self.0) {
+            Some(list) => std::mem::take(list),
+            None => (*self.0).clone(),
+        }
+    }
+
+    /// An empty list to build the next Sample's threads in, with room for
+    /// `n`: the buffer of a big list no one holds any more if there is one.
+    /// A fresh 12 MB list (50,000 threads) each drain cost a page fault per
+    /// 4 KiB when it was first written, ~12 % of the live view's CPU time.
+    pub fn spare(n: usize) -> Vec<ThreadSample> {
+        let spare = SPARE.lock().ok().and_then(|mut s| s.take());
+        let mut list = spare.unwrap_or_default();
+        list.reserve(n);
+        list
+    }
+}
+
+/// Lists shorter than this are left to the allocator.
+const SPARE_MIN: usize = 4096;
+
+/// One emptied buffer of a big thread list, for `Threads::spare`. One is
+/// enough: a drain builds one list while the one before is still held.
+static SPARE: std::sync::Mutex<Option<Vec<ThreadSample>>> = std::sync::Mutex::new(None);
+
+impl Drop for Threads {
+    fn drop(&mut self) {
+        if self.0.capacity() < SPARE_MIN {
+            return;
+        }
+        // the last holder of a big list keeps its buffer, emptied
+        if let Some(list) = Arc::get_mut(&mut self.0) {
+            let mut list = std::mem::take(list);
+            list.clear();
+            if let Ok(mut spare) = SPARE.lock() {
+                if spare
+                    .as_ref()
+                    .is_none_or(|s| s.capacity() < list.capacity())
+                {
+                    *spare = Some(list);
+                }
+            }
+        }
     }
 }
 
@@ -366,5 +408,23 @@ mod threads_tests {
         let p = b.as_ptr();
         let owned = b.into_vec();
         assert_eq!(owned.as_ptr(), p);
+    }
+
+    #[test]
+    fn the_last_holder_of_a_big_list_leaves_its_buffer_for_the_next() {
+        let big: Threads = (0..SPARE_MIN as u32).map(t).collect();
+        let p = big.as_ptr();
+        let other = big.share();
+        drop(big);
+        // still held: nothing to reuse yet
+        let first = Threads::spare(10);
+        assert_ne!(first.as_ptr(), p);
+        drop(other);
+        let next = Threads::spare(SPARE_MIN);
+        assert_eq!(next.as_ptr(), p, "the dropped list's buffer");
+        assert!(next.is_empty() && next.capacity() >= SPARE_MIN);
+        // taken: the one after gets a new one
+        let after = Threads::spare(10);
+        assert_ne!(after.as_ptr(), p);
     }
 }
