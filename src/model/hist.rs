@@ -58,7 +58,7 @@ impl Counts {
     }
 
     /// The same allocation (or both empty): equal without a look.
-    fn same(&self, other: &Counts) -> bool {
+    pub fn same(&self, other: &Counts) -> bool {
         match (&self.0, &other.0) {
             (None, None) => true,
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),

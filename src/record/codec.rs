@@ -48,6 +48,10 @@ const F_FINE: u64 = 1 << 13;
 /// preemption), each a histogram after the combined one
 const F_WAKE: u64 = 1 << 14;
 const F_PREEMPT: u64 = 1 << 15;
+/// format 5: the thread is its reference in the previous Sample, unchanged
+/// (no other bit, nothing in the other streams): most of a big machine's
+/// threads between two Samples
+const F_SAME: u64 = 1 << 16;
 
 pub(super) const STREAMS: usize = 8;
 
@@ -66,7 +70,28 @@ struct Streams {
     hist: Vec<u8>,
 }
 
+thread_local! {
+    /// Each encoding thread's streams, emptied and used again: fresh ones
+    /// (~1.5 MB at 50,000 threads) were page-faulted in at every frame.
+    static SPARE_STREAMS: std::cell::RefCell<Streams> = std::cell::RefCell::default();
+}
+
 impl Streams {
+    fn clear(&mut self) {
+        for st in [
+            &mut self.ids,
+            &mut self.flags,
+            &mut self.meta,
+            &mut self.strs,
+            &mut self.small,
+            &mut self.ns,
+            &mut self.ns_lo,
+            &mut self.hist,
+        ] {
+            st.clear();
+        }
+    }
+
     fn all(&self) -> [&Vec<u8>; STREAMS] {
         [
             &self.ids,
@@ -238,8 +263,19 @@ pub(super) fn encode_threads(
     threads: &[ThreadSample],
     prev: &[ThreadSample],
 ) -> Vec<usize> {
+    SPARE_STREAMS.with_borrow_mut(|s| {
+        s.clear();
+        encode_threads_into(s, out, threads, prev)
+    })
+}
+
+fn encode_threads_into(
+    s: &mut Streams,
+    out: &mut Vec<u8>,
+    threads: &[ThreadSample],
+    prev: &[ThreadSample],
+) -> Vec<usize> {
     let mut matcher = ThreadMatcher::new(prev);
-    let mut s = Streams::default();
     let mut last_tid = 0u64;
     let mut last_ref: i64 = -1;
     for t in threads {
@@ -255,6 +291,10 @@ pub(super) fn encode_threads(
             }
         }
         let r = ri.map(|i| &prev[i]);
+        if r.is_some_and(|r| unchanged(r, t)) {
+            put_u64(&mut s.flags, F_SAME);
+            continue;
+        }
         let mut f = 0u64;
         let differs = |c: bool| r.is_none() || c;
         if differs(r.is_some_and(|r| r.pid != t.pid)) {
@@ -339,8 +379,8 @@ pub(super) fn encode_threads(
             t.cross_node_migrations,
             r.and_then(|r| r.cross_node_migrations),
         );
-        put_ns(&mut s, t.oncpu_ns, r.map_or(0, |r| r.oncpu_ns));
-        put_ns(&mut s, t.wait_ns, r.map_or(0, |r| r.wait_ns));
+        put_ns(s, t.oncpu_ns, r.map_or(0, |r| r.oncpu_ns));
+        put_ns(s, t.wait_ns, r.map_or(0, |r| r.wait_ns));
         for (h, rh) in [
             (&t.slice_hist, r.and_then(|r| r.slice_hist.as_ref())),
             (&t.wait_hist, r.and_then(|r| r.wait_hist.as_ref())),
@@ -370,23 +410,51 @@ pub(super) fn encode_threads(
     splits
 }
 
+/// Whether the thread stream would hold nothing for `t` but zero deltas on
+/// its reference `r` (a thread's cgroup and why figures are in sections of
+/// their own). Histograms are the same when they share their counts.
+fn unchanged(r: &ThreadSample, t: &ThreadSample) -> bool {
+    let same_hist = |a: &Option<Log2Hist>, b: &Option<Log2Hist>| match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.octaves_only == b.octaves_only && a.counts.same(&b.counts),
+        _ => false,
+    };
+    r.tid == t.tid
+        && r.pid == t.pid
+        && r.cpu == t.cpu
+        && r.start_time_ns == t.start_time_ns
+        && r.voluntary == t.voluntary
+        && r.involuntary == t.involuntary
+        && r.oncpu_ns == t.oncpu_ns
+        && r.wait_ns == t.wait_ns
+        && r.migrations == t.migrations
+        && r.cross_node_migrations == t.cross_node_migrations
+        && r.baseline == t.baseline
+        && r.exited == t.exited
+        && r.attrs == t.attrs
+        && r.comm == t.comm
+        && r.process_comm == t.process_comm
+        && same_hist(&r.slice_hist, &t.slice_hist)
+        && same_hist(&r.wait_hist, &t.wait_hist)
+        && same_hist(&r.wakeup_wait_hist, &t.wakeup_wait_hist)
+        && same_hist(&r.preempt_wait_hist, &t.preempt_wait_hist)
+}
+
 fn decode_threads(
     c: &mut Cursor,
     prev: &[ThreadSample],
     b: &mut Budget,
 ) -> DResult<Vec<ThreadSample>> {
-    // every thread takes at least 2 id bytes, 1 flag byte, 2 small, 2 ns
-    // and 4 ns_lo bytes
-    let n = c.count(11)?;
+    // every thread takes at least 2 id bytes and 1 flag byte (an unchanged
+    // one nothing more; any other also 2 small, 2 ns and 4 ns_lo bytes)
+    let n = c.count(3)?;
     let mut lens = [0usize; STREAMS];
     for l in lens.iter_mut() {
         *l = c.count(1)?;
     }
     // ... in its own stream each: the count is bounded by each stream's
     // length before anything is reserved for it
-    let fits = [(0, 2), (1, 1), (4, 2), (5, 2), (6, 4)]
-        .iter()
-        .all(|&(s, min)| n <= lens[s] / min);
+    let fits = [(0, 2), (1, 1)].iter().all(|&(s, min)| n <= lens[s] / min);
     if !fits {
         return Err(DecodeError("thread count larger than the data holding it"));
     }
@@ -420,6 +488,18 @@ fn decode_threads(
             Some(t)
         };
         let f = flags.u64()?;
+        if f & F_SAME != 0 {
+            let r = r
+                .filter(|r| r.tid == tid && f == F_SAME)
+                .ok_or(DecodeError("bad unchanged thread"))?;
+            // names and histograms shared with the reference
+            threads.push(ThreadSample {
+                cgroup: None,
+                why: None,
+                ..r.clone()
+            });
+            continue;
+        }
         let need = |bit: u64| r.is_none() || f & bit != 0;
         let pid = if need(F_PID) {
             meta.u32()?

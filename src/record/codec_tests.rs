@@ -153,3 +153,43 @@ fn why_figures_round_trip_and_truncations_fail() {
         }
     }
 }
+
+#[test]
+fn unchanged_threads_are_a_flag_and_round_trip() {
+    let samples = with_why();
+    let base = &samples[2];
+    // the next Sample: every thread as it was (its why counts too, no
+    // preemptors this interval) but the first, which ran
+    let mut next = base.clone();
+    next.time_ns += 1_000_000_000;
+    next.mono_ns += 1_000_000_000;
+    next.outside.clear();
+    for t in next.threads.iter_mut() {
+        if let Some(w) = t.why.as_mut() {
+            let w = std::sync::Arc::make_mut(w);
+            w.preempted_by.clear();
+            w.preempted_by_rest = 0;
+        }
+    }
+    next.threads[0].voluntary += 1;
+    let raw = encode(&next, Some(base));
+    assert_eq!(decode(&raw, Some(base)).unwrap(), next);
+    // the same Sample on a reference whose every thread differs (one ns
+    // more on the CPU): each thread written out in full
+    let mut other = base.clone();
+    for t in other.threads.iter_mut() {
+        t.oncpu_ns += 1;
+    }
+    let full = encode(&next, Some(&other));
+    assert_eq!(decode(&full, Some(&other)).unwrap(), next);
+    let n = next.threads.len() - 1;
+    assert!(
+        raw.len() + 8 * n <= full.len(),
+        "{n} unchanged threads: {} bytes, {} written in full",
+        raw.len(),
+        full.len()
+    );
+    // a key frame has no reference to be unchanged from
+    let key = encode(&next, None);
+    assert_eq!(decode(&key, None).unwrap(), next);
+}

@@ -2,7 +2,8 @@
 //! the system's count of preemptions the probe could not attribute, then
 //! for each thread, in the threads' order, 0 (none) or 1 and its migration
 //! causes and block reasons as deltas on the same thread's in the previous
-//! Sample, and its preemptors of the interval (tid, count) with the rest.
+//! Sample, and its preemptors of the interval (tid, count) with the rest;
+//! format 5 adds 2: the same counts as that thread's, no preemptors.
 //! Format 1-3 Samples end before this: their threads read as having none.
 //! Format 5 may add the threads outside the thread list that the preemptor
 //! lists name (`Sample::outside`): their count, then each one's tid (a
@@ -52,8 +53,12 @@ pub(super) fn encode_why(out: &mut Vec<u8>, cur: &Sample, prev: &Sample) {
             out.push(0);
             continue;
         };
-        out.push(1);
         let b = before.get(t).and_then(|p| p.why.as_deref());
+        if b.is_some_and(|b| quiet_since(w, b)) {
+            out.push(2);
+            continue;
+        }
+        out.push(1);
         for (i, &v) in w.migrations_by_cause.iter().enumerate() {
             put_delta(out, v, b.map_or(0, |b| b.migrations_by_cause[i]));
         }
@@ -70,10 +75,31 @@ pub(super) fn encode_why(out: &mut Vec<u8>, cur: &Sample, prev: &Sample) {
     }
 }
 
-fn thread_why(c: &mut Cursor, b: Option<&WhySample>) -> DResult<Option<WhySample>> {
+/// `w` counts what `b` did, and names no preemptor: an idle thread's.
+fn quiet_since(w: &WhySample, b: &WhySample) -> bool {
+    w.preempted_by.is_empty()
+        && w.preempted_by_rest == 0
+        && w.migrations_by_cause == b.migrations_by_cause
+        && w.blocked_on == b.blocked_on
+}
+
+fn thread_why(c: &mut Cursor, b: Option<&Arc<WhySample>>) -> DResult<Option<Arc<WhySample>>> {
     match c.u8()? {
         0 => return Ok(None),
         1 => {}
+        2 => {
+            // format 5: as the reference's, no preemptors (shared when
+            // the reference had none either)
+            let b = b.ok_or(DecodeError("unchanged why figures without a reference"))?;
+            if b.preempted_by.is_empty() && b.preempted_by_rest == 0 {
+                return Ok(Some(Arc::clone(b)));
+            }
+            return Ok(Some(Arc::new(WhySample {
+                migrations_by_cause: b.migrations_by_cause,
+                blocked_on: b.blocked_on,
+                ..WhySample::default()
+            })));
+        }
         _ => return Err(DecodeError("bad why flag of a thread")),
     }
     let mut w = WhySample::default();
@@ -92,7 +118,7 @@ fn thread_why(c: &mut Cursor, b: Option<&WhySample>) -> DResult<Option<WhySample
         w.preempted_by.push((tid, c.u64()?));
     }
     w.preempted_by_rest = c.u64()?;
-    Ok(Some(w))
+    Ok(Some(Arc::new(w)))
 }
 
 /// Read the section into `s` (its threads already decoded).
@@ -120,8 +146,8 @@ pub(super) fn decode_why(
         _ => return Err(DecodeError("bad count of migration cause lists")),
     }
     for t in s.threads.iter_mut() {
-        let b = before.get(t).and_then(|p| p.why.as_deref());
-        t.why = thread_why(c, b)?.map(Arc::new);
+        let b = before.get(t).and_then(|p| p.why.as_ref());
+        t.why = thread_why(c, b)?;
     }
     Ok(())
 }
