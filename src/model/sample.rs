@@ -299,6 +299,8 @@ impl Threads {
     pub fn spare(n: usize) -> Vec<ThreadSample> {
         let spare = SPARE.lock().ok().and_then(|mut s| s.take());
         let mut list = spare.unwrap_or_default();
+        // the threads of the list before are dropped here (see Drop)
+        list.clear();
         list.reserve(n);
         list
     }
@@ -307,8 +309,8 @@ impl Threads {
 /// Lists shorter than this are left to the allocator.
 const SPARE_MIN: usize = 4096;
 
-/// One emptied buffer of a big thread list, for `Threads::spare`. One is
-/// enough: a drain builds one list while the one before is still held.
+/// One big thread list no one holds, for `Threads::spare`. One is enough: a
+/// drain builds one list while the one before is still held.
 static SPARE: std::sync::Mutex<Option<Vec<ThreadSample>>> = std::sync::Mutex::new(None);
 
 impl Drop for Threads {
@@ -316,18 +318,25 @@ impl Drop for Threads {
         if self.0.capacity() < SPARE_MIN {
             return;
         }
-        // the last holder of a big list keeps its buffer, emptied
+        // The last holder of a big list leaves it, threads and all, for the
+        // next drain to empty and fill. Thousands of threads share a name
+        // and the empty why figures: their reference counts are counted down
+        // best on the thread that counts them up (the collector's), not
+        // bounced between two CPUs' caches.
         if let Some(list) = Arc::get_mut(&mut self.0) {
-            let mut list = std::mem::take(list);
-            list.clear();
-            if let Ok(mut spare) = SPARE.lock() {
+            let list = std::mem::take(list);
+            let unused = SPARE.lock().ok().and_then(|mut spare| {
                 if spare
                     .as_ref()
-                    .is_none_or(|s| s.capacity() < list.capacity())
+                    .is_none_or(|s| s.capacity() <= list.capacity())
                 {
-                    *spare = Some(list);
+                    spare.replace(list)
+                } else {
+                    Some(list)
                 }
-            }
+            });
+            // dropped outside the lock
+            drop(unused);
         }
     }
 }
