@@ -14,6 +14,9 @@ pub use super::codec_budget::{decoded_size, MAX_DECODED};
 use super::codec_cgroups::{decode_cgroups, encode_cgroups, has_cgroups};
 use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
 use super::codec_hist::{decode_hist, encode_hist, fine_hists};
+pub(super) use super::codec_streams::STREAMS;
+use super::codec_streams::{get_ns, put_ns, with_spare_streams, Streams};
+use super::codec_unchanged::unchanged;
 use super::codec_why::{decode_outside, decode_why, encode_outside, encode_why, has_why};
 pub use super::codec_zstd::{compress, decompress};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
@@ -52,59 +55,6 @@ const F_PREEMPT: u64 = 1 << 15;
 /// (no other bit, nothing in the other streams): most of a big machine's
 /// threads between two Samples
 const F_SAME: u64 = 1 << 16;
-
-pub(super) const STREAMS: usize = 8;
-
-#[derive(Default)]
-struct Streams {
-    ids: Vec<u8>,
-    flags: Vec<u8>,
-    meta: Vec<u8>,
-    strs: Vec<u8>,
-    small: Vec<u8>,
-    /// nanosecond deltas (zigzag) above their low 16 bits, as varints
-    ns: Vec<u8>,
-    /// their low 16 bits, 2 bytes each: near-random, kept apart so they do
-    /// not spoil the statistics of the compressible part
-    ns_lo: Vec<u8>,
-    hist: Vec<u8>,
-}
-
-thread_local! {
-    /// Each encoding thread's streams, emptied and used again: fresh ones
-    /// (~1.5 MB at 50,000 threads) were page-faulted in at every frame.
-    static SPARE_STREAMS: std::cell::RefCell<Streams> = std::cell::RefCell::default();
-}
-
-impl Streams {
-    fn clear(&mut self) {
-        for st in [
-            &mut self.ids,
-            &mut self.flags,
-            &mut self.meta,
-            &mut self.strs,
-            &mut self.small,
-            &mut self.ns,
-            &mut self.ns_lo,
-            &mut self.hist,
-        ] {
-            st.clear();
-        }
-    }
-
-    fn all(&self) -> [&Vec<u8>; STREAMS] {
-        [
-            &self.ids,
-            &self.flags,
-            &self.meta,
-            &self.strs,
-            &self.small,
-            &self.ns,
-            &self.ns_lo,
-            &self.hist,
-        ]
-    }
-}
 
 /// Encode `cur`; a delta on `prev` when given, else a key frame.
 pub fn encode(cur: &Sample, prev: Option<&Sample>) -> Vec<u8> {
@@ -240,33 +190,12 @@ fn opt_delta(out: &mut Vec<u8>, cur: Option<u64>, r: Option<u64>) {
     }
 }
 
-fn put_ns(s: &mut Streams, now: u64, before: u64) {
-    let d = now.wrapping_sub(before) as i64;
-    let z = ((d << 1) ^ (d >> 63)) as u64;
-    s.ns_lo.extend_from_slice(&(z as u16).to_le_bytes());
-    put_u64(&mut s.ns, z >> 16);
-}
-
-fn get_ns(hi: &mut Cursor, lo: &mut Cursor, before: u64) -> DResult<u64> {
-    let l = lo.take(2)?;
-    let h = hi.u64()?;
-    if h >> 48 != 0 {
-        return Err(DecodeError("nanosecond delta over 64 bits"));
-    }
-    let z = (h << 16) | u64::from(u16::from_le_bytes([l[0], l[1]]));
-    let d = ((z >> 1) as i64) ^ -((z & 1) as i64);
-    Ok(before.wrapping_add(d as u64))
-}
-
 pub(super) fn encode_threads(
     out: &mut Vec<u8>,
     threads: &[ThreadSample],
     prev: &[ThreadSample],
 ) -> Vec<usize> {
-    SPARE_STREAMS.with_borrow_mut(|s| {
-        s.clear();
-        encode_threads_into(s, out, threads, prev)
-    })
+    with_spare_streams(|s| encode_threads_into(s, out, threads, prev))
 }
 
 fn encode_threads_into(
@@ -408,36 +337,6 @@ fn encode_threads_into(
         out.extend_from_slice(st);
     }
     splits
-}
-
-/// Whether the thread stream would hold nothing for `t` but zero deltas on
-/// its reference `r` (a thread's cgroup and why figures are in sections of
-/// their own). Histograms are the same when they share their counts.
-fn unchanged(r: &ThreadSample, t: &ThreadSample) -> bool {
-    let same_hist = |a: &Option<Log2Hist>, b: &Option<Log2Hist>| match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => a.octaves_only == b.octaves_only && a.counts.same(&b.counts),
-        _ => false,
-    };
-    r.tid == t.tid
-        && r.pid == t.pid
-        && r.cpu == t.cpu
-        && r.start_time_ns == t.start_time_ns
-        && r.voluntary == t.voluntary
-        && r.involuntary == t.involuntary
-        && r.oncpu_ns == t.oncpu_ns
-        && r.wait_ns == t.wait_ns
-        && r.migrations == t.migrations
-        && r.cross_node_migrations == t.cross_node_migrations
-        && r.baseline == t.baseline
-        && r.exited == t.exited
-        && r.attrs == t.attrs
-        && r.comm == t.comm
-        && r.process_comm == t.process_comm
-        && same_hist(&r.slice_hist, &t.slice_hist)
-        && same_hist(&r.wait_hist, &t.wait_hist)
-        && same_hist(&r.wakeup_wait_hist, &t.wakeup_wait_hist)
-        && same_hist(&r.preempt_wait_hist, &t.preempt_wait_hist)
 }
 
 fn decode_threads(

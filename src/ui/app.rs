@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::model::fasthash::{IdMap, IdSet};
+use crate::model::fasthash::IdMap;
 
 use crate::model::{HostInfo, Sample};
 
@@ -89,7 +89,7 @@ pub struct AppState {
     /// looked (`rows()`)
     order: RowOrder,
     /// switches/s per row over time, oldest first
-    pub series: IdMap<RowKey, VecDeque<u64>>,
+    pub series: super::switch_series::Series,
     /// the selected row's histograms and whys since the first Sample
     pub since_start: Option<rows::SinceStart>,
     /// the last interval per CPU and node→node (None before two Samples)
@@ -192,7 +192,11 @@ impl AppState {
         let spare = std::mem::take(&mut self.derived);
         self.derived = rows::derive_reusing(prev, &s, nominal, spare);
         self.cgroups.refresh(&self.derived.cgroups, &self.filter);
-        self.record_series();
+        let rows = self.derived.threads.iter().chain(&self.derived.processes);
+        super::switch_series::record(
+            &mut self.series,
+            rows.map(|r| (r.key, r.id, r.switches_s())),
+        );
         let prev = self.history.back().map(|p| &**p);
         self.cpu = cpus::derive_by(&self.host.topology, prev, &s, self.mig_cause);
         if let Some(v) = &self.cpu {
@@ -200,41 +204,6 @@ impl AppState {
         }
         super::recent::push(&mut self.history, &mut self.prev_places, s);
         self.error = None;
-    }
-
-    /// Append this interval's switch rates to each row's series and forget
-    /// rows that are gone.
-    fn record_series(&mut self) {
-        // rows that have a series (an idle row never switched and has none:
-        // no 300 zeros for each of 10,000 idle threads, no set of every key)
-        let mut seen = IdSet::default();
-        // a bit per id modulo 4096: most idle rows are known to have no
-        // series without a look in the map (a hash per row was 4 % of the
-        // live view at 50,000 threads)
-        let mut may_have = [0u64; 64];
-        for k in self.series.keys() {
-            let id = match *k {
-                RowKey::Thread { tid, .. } => tid,
-                RowKey::Process { pid } => pid,
-            };
-            may_have[(id as usize / 64) % 64] |= 1 << (id % 64);
-        }
-        let listed = |id: u32| may_have[(id as usize / 64) % 64] & (1 << (id % 64)) != 0;
-        for r in self.derived.threads.iter().chain(&self.derived.processes) {
-            let v = r.switches_s();
-            if v.unwrap_or(0.0) == 0.0 && (!listed(r.id) || !self.series.contains_key(&r.key)) {
-                continue;
-            }
-            seen.insert(r.key);
-            if let Some(v) = v {
-                let s = self.series.entry(r.key).or_default();
-                if s.len() >= SERIES_CAP {
-                    s.pop_front();
-                }
-                s.push_back(v.round() as u64);
-            }
-        }
-        self.series.retain(|k, _| seen.contains(k));
     }
 
     fn base_rows(&self) -> &[Row] {

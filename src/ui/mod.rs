@@ -30,6 +30,7 @@ pub mod session;
 pub mod state_types;
 pub mod status;
 pub mod suspend;
+pub mod switch_series;
 pub mod terminal;
 pub mod theme;
 pub mod tty;

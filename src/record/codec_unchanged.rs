@@ -1,0 +1,33 @@
+//! When a thread of a Sample is its reference in the previous one,
+//! unchanged (format 5's flag: codec.rs writes nothing else for it).
+use crate::model::{Log2Hist, ThreadSample};
+
+/// Whether the thread stream would hold nothing for `t` but zero deltas on
+/// its reference `r` (a thread's cgroup and why figures are in sections of
+/// their own). Histograms are the same when they share their counts.
+pub(super) fn unchanged(r: &ThreadSample, t: &ThreadSample) -> bool {
+    let same_hist = |a: &Option<Log2Hist>, b: &Option<Log2Hist>| match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.octaves_only == b.octaves_only && a.counts.same(&b.counts),
+        _ => false,
+    };
+    r.tid == t.tid
+        && r.pid == t.pid
+        && r.cpu == t.cpu
+        && r.start_time_ns == t.start_time_ns
+        && r.voluntary == t.voluntary
+        && r.involuntary == t.involuntary
+        && r.oncpu_ns == t.oncpu_ns
+        && r.wait_ns == t.wait_ns
+        && r.migrations == t.migrations
+        && r.cross_node_migrations == t.cross_node_migrations
+        && r.baseline == t.baseline
+        && r.exited == t.exited
+        && r.attrs == t.attrs
+        && r.comm == t.comm
+        && r.process_comm == t.process_comm
+        && same_hist(&r.slice_hist, &t.slice_hist)
+        && same_hist(&r.wait_hist, &t.wait_hist)
+        && same_hist(&r.wakeup_wait_hist, &t.wakeup_wait_hist)
+        && same_hist(&r.preempt_wait_hist, &t.preempt_wait_hist)
+}
