@@ -303,12 +303,20 @@ impl ThreadPlaces {
     /// Taken every interval, asked about one thread (the selected one):
     /// kept unsorted, searched in full when asked.
     pub fn of(s: &Sample) -> Self {
-        ThreadPlaces(
+        let mut places = ThreadPlaces::default();
+        places.refill(s);
+        places
+    }
+
+    /// `of`, in the list it already has (a new 1.6 MB list at 50,000
+    /// threads, page-faulted in every interval, was 2 % of the live view).
+    pub fn refill(&mut self, s: &Sample) {
+        self.0.clear();
+        self.0.extend(
             s.threads
                 .iter()
-                .map(|t| (t.tid, t.start_time_ns, t.cpu, t.cross_node_migrations))
-                .collect(),
-        )
+                .map(|t| (t.tid, t.start_time_ns, t.cpu, t.cross_node_migrations)),
+        );
     }
 
     /// (last CPU, cross-node migrations) of a thread

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use crate::model::cgroup::{CgroupAcc, CgroupRow};
 use crate::model::cgroup_name::short_name;
 
-use crate::model::rates::{counter_delta, each_interval, elapsed_s, ThreadInterval};
+use crate::model::rates::{
+    counter_delta, elapsed_s, thread_interval, ThreadInterval, ThreadMatcher,
+};
 use crate::model::why::WhyCounts;
 use crate::model::{Log2Hist, Sample, ThreadAttrs, ThreadSample};
 
@@ -247,7 +249,12 @@ pub fn derive_reusing(
         .collect();
     let mut cgroups = CgroupAcc::new(cur);
     let no_why = Arc::new(WhyCounts::default());
-    for (j, (t, iv)) in each_interval(prev, cur).enumerate() {
+    // (not `each_interval`: its (thread, interval) pairs, ~300 bytes, were
+    // copied through two iterator adapters per thread, 7 % of the live
+    // view at 50,000 threads)
+    let mut before = ThreadMatcher::new(prev.map_or(&[], |p| &p.threads));
+    for (j, t) in cur.threads.iter().enumerate() {
+        let iv = thread_interval(t, before.get(t));
         cgroups.add(t.cgroup, iv.as_ref());
         system.counter_anomalies += iv.as_ref().map_or(0, |i| u64::from(i.anomalies));
         let is_quiet = dt > 0.0 && iv.as_ref().is_some_and(quiet_interval);

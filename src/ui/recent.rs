@@ -16,7 +16,7 @@ pub fn push(history: &mut VecDeque<Arc<Sample>>, places: &mut ThreadPlaces, s: A
         history.pop_front();
     }
     if let Some(last) = history.back_mut() {
-        *places = ThreadPlaces::of(last);
+        places.refill(last);
         *last = Arc::new(Sample {
             time_ns: last.time_ns,
             mono_ns: last.mono_ns,
