@@ -13,6 +13,7 @@ pub mod pressure;
 pub mod rates;
 pub mod row;
 pub mod sample;
+mod thread_same;
 pub mod trigger;
 pub mod trigger_eval;
 pub mod why;

@@ -16,7 +16,6 @@ use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migr
 use super::codec_hist::{decode_hist, encode_hist, fine_hists};
 pub(super) use super::codec_streams::STREAMS;
 use super::codec_streams::{get_ns, put_ns, with_spare_streams, Streams};
-use super::codec_unchanged::unchanged;
 use super::codec_why::{decode_outside, decode_why, encode_outside, encode_why, has_why};
 pub use super::codec_zstd::{compress, decompress};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
@@ -220,7 +219,7 @@ fn encode_threads_into(
             }
         }
         let r = ri.map(|i| &prev[i]);
-        if r.is_some_and(|r| unchanged(r, t)) {
+        if r.is_some_and(|r| t.unchanged_from(r)) {
             put_u64(&mut s.flags, F_SAME);
             continue;
         }

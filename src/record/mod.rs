@@ -18,7 +18,6 @@ mod codec_counts;
 mod codec_cpus;
 mod codec_hist;
 mod codec_streams;
-mod codec_unchanged;
 mod codec_why;
 mod codec_zstd;
 /// Hostile recordings for tests and the fuzz corpus (not in the release binary).
