@@ -90,6 +90,8 @@ pub struct AppState {
     order: RowOrder,
     /// switches/s per row over time, oldest first
     pub series: super::switch_series::Series,
+    /// where each thread series' row was last (switch_series.rs)
+    series_rows: super::switch_series::RowHints,
     /// the selected row's histograms and whys since the first Sample
     pub since_start: Option<rows::SinceStart>,
     /// the last interval per CPU and node→node (None before two Samples)
@@ -139,6 +141,7 @@ impl AppState {
             derived: Derived::default(),
             order: RowOrder::default(),
             series: IdMap::default(),
+            series_rows: IdMap::default(),
             since_start: None,
             cpu: None,
             cpu_history: CpuHistory::default(),
@@ -192,10 +195,14 @@ impl AppState {
         let spare = std::mem::take(&mut self.derived);
         self.derived = rows::derive_reusing(prev, &s, nominal, spare);
         self.cgroups.refresh(&self.derived.cgroups, &self.filter);
-        let rows = self.derived.threads.iter().chain(&self.derived.processes);
+        let d = &self.derived;
+        let row = |r: &Row| (r.key, r.id, r.switches_s());
         super::switch_series::record(
             &mut self.series,
-            rows.map(|r| (r.key, r.id, r.switches_s())),
+            &mut self.series_rows,
+            &d.quiet,
+            |j| row(&d.threads[j]),
+            d.processes.iter().map(row),
         );
         let prev = self.history.back().map(|p| &**p);
         self.cpu = cpus::derive_by(&self.host.topology, prev, &s, self.mig_cause);
