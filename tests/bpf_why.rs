@@ -312,6 +312,18 @@ fn row_of(rows: &[Row], tid: u32) -> &Row {
         .unwrap()
 }
 
+/// `n` threads spinning on `cpu` at nice -20.
+fn nice_spinners(n: usize, cpu: usize) -> Workload {
+    Workload::spawn(n, move |stop| {
+        pin_to(cpu);
+        // SAFETY: setpriority on the calling thread (who 0).
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -20) };
+        while !stop.load(Ordering::Relaxed) {
+            std::hint::spin_loop();
+        }
+    })
+}
+
 #[test]
 fn two_spinners_on_one_cpu_are_each_others_top_preemptor() {
     let _g = serial();
@@ -319,14 +331,7 @@ fn two_spinners_on_one_cpu_are_each_others_top_preemptor() {
     let Some(mut src) = source() else { return };
     // nice -20: other processes' busy threads on that CPU (this machine is
     // shared) get ~1 % of it, so they preempt the pair rarely
-    let w = Workload::spawn(2, move |stop| {
-        pin_to(cpu);
-        // SAFETY: setpriority on the calling thread (who 0).
-        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -20) };
-        while !stop.load(Ordering::Relaxed) {
-            std::hint::spin_loop();
-        }
-    });
+    let w = nice_spinners(2, cpu);
     std::thread::sleep(Duration::from_millis(200));
     known(&mut src, &w.tids);
     let a = src.drain().unwrap();
@@ -392,14 +397,7 @@ fn a_preemptor_outside_the_pid_filter_is_named_by_proc() {
     let cpu = *allowed_cpus().last().unwrap();
     // the source watches this process only
     let Some(mut src) = source() else { return };
-    let w = Workload::spawn(1, move |stop| {
-        pin_to(cpu);
-        // SAFETY: setpriority on the calling thread (who 0).
-        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -20) };
-        while !stop.load(Ordering::Relaxed) {
-            std::hint::spin_loop();
-        }
-    });
+    let w = nice_spinners(1, cpu);
     let sh = OutsideSpinner::start(cpu);
     let sh_pid = sh.0.id();
     std::thread::sleep(Duration::from_millis(200));
