@@ -1,6 +1,6 @@
 //! One probe record to one `ThreadSample`, as the drain streams them.
 use crate::model::fasthash::IdMap;
-use crate::model::{Baseline, Log2Hist, ThreadAttrs, ThreadSample};
+use crate::model::{Log2Hist, ThreadAttrs, ThreadSample};
 
 use super::bpf_skel::types::thread_stats;
 use super::cgroups::{CgroupCollector, CgroupTable};
@@ -71,7 +71,7 @@ impl<'a> ThreadsOut<'a> {
             preempt_wait_hist: Some(hist(&s.preempt_wait_hist)),
             // every thread alive at the previous drain is in that Sample;
             // one started since began from zero
-            baseline: new.then(Baseline::default),
+            baseline: new.then(Box::default),
             exited,
             // the exit path does not read it
             attrs: ThreadAttrs {

@@ -154,7 +154,6 @@ impl KeptThreads {
 mod tests {
     use super::*;
     use crate::model::why::WhySample;
-    use crate::model::Baseline;
 
     fn kept(tid: u32, voluntary: u64, cgroup_id: u64) -> Kept {
         let sample = ThreadSample {
@@ -162,7 +161,7 @@ mod tests {
             pid: 1,
             start_time_ns: 100 + u64::from(tid),
             voluntary,
-            baseline: Some(Baseline::default()),
+            baseline: Some(Box::default()),
             cgroup: Some(0),
             why: Some(Arc::new(WhySample {
                 preempted_by: vec![(9, 2)],

@@ -10,7 +10,7 @@ use procfs::process::{all_processes_with_root, Process};
 
 use super::cgroups::{CgroupCollector, CgroupTable};
 use super::system::{now_ns, read_system};
-use crate::model::{Baseline, Sample, ThreadAttrs, ThreadSample};
+use crate::model::{Sample, ThreadAttrs, ThreadSample};
 
 pub struct ProcfsReader {
     root: PathBuf,
@@ -100,7 +100,7 @@ impl ProcfsReader {
                 wait_hist: None,
                 wakeup_wait_hist: None,
                 preempt_wait_hist: None,
-                baseline: new_since_last.then(Baseline::default),
+                baseline: new_since_last.then(Box::default),
                 exited: false,
                 attrs: ThreadAttrs {
                     nice: i8::try_from(stat.nice).ok(),

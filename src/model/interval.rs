@@ -14,6 +14,7 @@ use crate::model::rates::{
 use crate::model::why::WhyCounts;
 use crate::model::{Log2Hist, Sample, ThreadAttrs, ThreadSample};
 
+use super::row::p99_us;
 pub use super::row::{Row, RowKey};
 
 /// System-wide figures for the header.
@@ -118,16 +119,10 @@ fn fill(row: &mut Row, t: Option<Totals>, dt: f64, no_why: &Arc<WhyCounts>) {
         .filter(|&n| n > 0)
         .unwrap_or(t.voluntary.saturating_add(t.involuntary));
     row.avg_slice_ns = (slices > 0).then(|| t.oncpu_ns as f64 / slices as f64);
-    row.p99_slice_us = t.slice_hist.as_ref().and_then(|h| h.quantile_us(0.99));
-    row.p99_wait_us = t.wait_hist.as_ref().and_then(|h| h.quantile_us(0.99));
-    row.p99_wakeup_wait_us = t
-        .wakeup_wait_hist
-        .as_ref()
-        .and_then(|h| h.quantile_us(0.99));
-    row.p99_preempt_wait_us = t
-        .preempt_wait_hist
-        .as_ref()
-        .and_then(|h| h.quantile_us(0.99));
+    row.p99_slice_us = p99_us(t.slice_hist.as_ref());
+    row.p99_wait_us = p99_us(t.wait_hist.as_ref());
+    row.p99_wakeup_wait_us = p99_us(t.wakeup_wait_hist.as_ref());
+    row.p99_preempt_wait_us = p99_us(t.preempt_wait_hist.as_ref());
     row.migr_s = t.migrations.map(|m| ThreadInterval::per_s(m, dt));
     row.xnode_s = t
         .cross_node_migrations

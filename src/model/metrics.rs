@@ -237,7 +237,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Microseconds,
         column: col("P99SLICE", 8, 6),
         field: None,
-        get: |r| opt_u(r.p99_slice_us),
+        get: |r| opt_u(r.p99_slice_us.map(u64::from)),
         help: Some("P99 columns: interpolated within a bucket a quarter octave wide"),
     },
     Metric {
@@ -245,7 +245,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Microseconds,
         column: col("P99WAIT", 7, 4),
         field: None,
-        get: |r| opt_u(r.p99_wait_us),
+        get: |r| opt_u(r.p99_wait_us.map(u64::from)),
         help: Some("P99WAIT: runnable (woken or preempted) until on CPU, as runqlat measures"),
     },
     Metric {
@@ -253,7 +253,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Microseconds,
         column: col("WAKEP99", 7, 14),
         field: None,
-        get: |r| opt_u(r.p99_wakeup_wait_us),
+        get: |r| opt_u(r.p99_wakeup_wait_us.map(u64::from)),
         help: Some("WAKEP99 / PREEMPTP99: the waits that began at a wakeup / a preemption"),
     },
     Metric {
@@ -261,7 +261,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Microseconds,
         column: col("PREEMPTP99", 10, 15),
         field: None,
-        get: |r| opt_u(r.p99_preempt_wait_us),
+        get: |r| opt_u(r.p99_preempt_wait_us.map(u64::from)),
         help: None,
     },
     field("oncpu_ns", Unit::Nanoseconds, |r| opt_u(r.oncpu_ns)),

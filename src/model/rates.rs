@@ -122,7 +122,7 @@ pub fn thread_interval(cur: &ThreadSample, prev: Option<&ThreadSample>) -> Optio
             anomalies: a,
         }),
         None => {
-            let b = cur.baseline?;
+            let b = cur.baseline.as_deref()?;
             Some(ThreadInterval {
                 voluntary: delta_counted(cur.voluntary, b.voluntary, &mut a),
                 involuntary: delta_counted(cur.involuntary, b.involuntary, &mut a),
@@ -355,11 +355,11 @@ mod tests {
         let a = sample(10, vec![thread(7, 100, 500, 40)]);
         // same tid, new thread (different start time), baseline known
         let mut t = thread(7, 999, 3, 1);
-        t.baseline = Some(Baseline {
+        t.baseline = Some(Box::new(Baseline {
             voluntary: 1,
             involuntary: 0,
             ..Default::default()
-        });
+        }));
         let b = sample(11, vec![t]);
         let d = intervals(Some(&a), &b)[0].1.clone().unwrap();
         assert_eq!((d.voluntary, d.involuntary), (2, 1));

@@ -234,7 +234,7 @@ mod tests {
             cpu_pct: None,
             avg_slice_ns: None,
             p99_slice_us: None,
-            p99_wait_us: wait_hist.quantile_us(0.99),
+            p99_wait_us: crate::model::row::p99_us(Some(&wait_hist)),
             p99_wakeup_wait_us: None,
             p99_preempt_wait_us: None,
             migr_s: None,

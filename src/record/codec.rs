@@ -417,15 +417,15 @@ fn decode_threads(
         let baseline = if f & F_BASE == 0 {
             None
         } else if f & F_BASE_WRITTEN != 0 {
-            Some(Baseline {
+            Some(Box::new(Baseline {
                 voluntary: meta.u64()?,
                 involuntary: meta.u64()?,
                 oncpu_ns: meta.u64()?,
                 wait_ns: meta.u64()?,
-            })
+            }))
         } else {
             Some(
-                r.and_then(|r| r.baseline)
+                r.and_then(|r| r.baseline.clone())
                     .ok_or(DecodeError("baseline refers to a thread without one"))?,
             )
         };

@@ -54,7 +54,7 @@ fn odd_values_round_trip() {
         voluntary: u64::MAX,
         slice_hist: Some(Log2Hist::default()),
         wait_hist: Some(Log2Hist::from_counts(0..100)),
-        baseline: Some(Baseline::default()),
+        baseline: Some(Box::default()),
         exited: true,
         ..Default::default()
     };

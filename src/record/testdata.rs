@@ -2,7 +2,7 @@
 //! and the compatibility fixture: cumulative counters that grow the way a
 //! busy machine's do (every thread runs every interval), with histograms.
 use crate::model::{
-    Baseline, CpuSample, CpuTopology, HostInfo, Log2Hist, Losses, MigrationCount, RqSample, Sample,
+    CpuSample, CpuTopology, HostInfo, Log2Hist, Losses, MigrationCount, RqSample, Sample,
     SourceKind, ThreadSample, Topology,
 };
 
@@ -89,7 +89,7 @@ fn new_thread(rng: &mut Rng, tid: u32, cpus: u32, now_ns: u64) -> ThreadSample {
         cross_node_migrations: Some(0),
         slice_hist: Some(Log2Hist::new()),
         wait_hist: Some(Log2Hist::new()),
-        baseline: Some(Baseline::default()),
+        baseline: Some(Box::default()),
         ..Default::default()
     }
 }

@@ -299,7 +299,7 @@ fn render_detail(app: &AppState, f: &mut Frame, area: Rect, r: &CgroupRow) {
             t.id,
             format::truncate(&escape_name(&t.comm), 12),
             t.cpu_pct.map_or_else(dash, format::percent),
-            opt_us(t.p99_wait_us)
+            opt_us(t.p99_wait_us.map(u64::from))
         )));
     }
     f.render_widget(Paragraph::new(lines), top);
