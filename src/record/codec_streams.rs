@@ -18,6 +18,9 @@ pub(super) struct Streams {
     /// not spoil the statistics of the compressible part
     pub ns_lo: Vec<u8>,
     pub hist: Vec<u8>,
+    /// what comes before the streams and after them (codec::encode_parts)
+    pub head: Vec<u8>,
+    pub tail: (Vec<u8>, Vec<u8>),
 }
 
 thread_local! {
@@ -37,6 +40,9 @@ impl Streams {
             &mut self.ns,
             &mut self.ns_lo,
             &mut self.hist,
+            &mut self.head,
+            &mut self.tail.0,
+            &mut self.tail.1,
         ] {
             st.clear();
         }

@@ -1,6 +1,7 @@
 //! Round trips and bounds of codec.rs.
 use super::*;
 use crate::record::testdata::{synthetic_samples, SynthOptions};
+use std::sync::Arc;
 
 #[test]
 fn key_and_delta_round_trip() {
@@ -192,4 +193,57 @@ fn unchanged_threads_are_a_flag_and_round_trip() {
     // a key frame has no reference to be unchanged from
     let key = encode(&next, None);
     assert_eq!(decode(&key, None).unwrap(), next);
+}
+
+#[test]
+fn a_key_frame_decodes_names_written_alike_into_one_allocation() {
+    let mut s = synthetic_samples(&SynthOptions {
+        threads: 6,
+        samples: 1,
+        ..Default::default()
+    })
+    .remove(0);
+    let mut threads = s.threads.to_vec();
+    for (i, t) in threads.iter_mut().enumerate() {
+        t.comm = if i < 4 {
+            "worker".into()
+        } else {
+            format!("io-{i}").into()
+        };
+        t.process_comm = "java".into();
+    }
+    s.threads = threads.into();
+    let back = decode(&encode(&s, None), None).unwrap();
+    assert_eq!(back, s);
+    let t = &back.threads;
+    assert!(Arc::ptr_eq(&t[0].comm, &t[3].comm));
+    assert!(Arc::ptr_eq(&t[0].process_comm, &t[5].process_comm));
+    assert!(!Arc::ptr_eq(&t[4].comm, &t[5].comm));
+}
+
+#[test]
+fn compressing_in_parts_writes_the_bytes_of_the_whole() {
+    let samples = synthetic_samples(&SynthOptions {
+        threads: 300,
+        samples: 3,
+        ..Default::default()
+    });
+    let mut why = samples[2].clone();
+    why.outside = vec![crate::model::OutsideThread {
+        tid: 9,
+        pid: 9,
+        comm: "sh".into(),
+        process_comm: "sh".into(),
+    }];
+    for (s, prev) in [
+        (&samples[0], None),
+        (&samples[1], Some(&samples[0])),
+        (&why, Some(&samples[1])),
+    ] {
+        let (raw, splits) = encode_split(s, prev);
+        assert_eq!(encode(s, prev), raw);
+        let fused = encode_compressed(s, prev, 3);
+        assert_eq!(fused, compress(&raw, &splits, 3));
+        assert_eq!(&decode(&decompress(&fused).unwrap(), prev).unwrap(), s);
+    }
 }

@@ -8,29 +8,39 @@ use super::varint::{put_u64, Cursor, DResult, DecodeError};
 /// zstd-compress an encoded Sample: uncompressed length, then one zstd
 /// frame, with a block boundary at each of `splits`.
 pub fn compress(raw: &[u8], splits: &[usize], level: i32) -> Vec<u8> {
-    let mut out = Vec::with_capacity(raw.len() / 4 + 16);
-    put_u64(&mut out, raw.len() as u64);
-    let z = compress_blocks(raw, splits, level).unwrap_or_else(|_| {
-        // compressing from memory fails only for lack of memory
-        zstd::bulk::compress(raw, level).unwrap_or_default()
-    });
-    out.extend_from_slice(&z);
-    out
-}
-
-fn compress_blocks(raw: &[u8], splits: &[usize], level: i32) -> std::io::Result<Vec<u8>> {
-    use std::io::Write;
-    let mut enc = zstd::stream::write::Encoder::new(Vec::with_capacity(raw.len() / 4), level)?;
-    enc.include_contentsize(true)?;
-    enc.set_pledged_src_size(Some(raw.len() as u64))?;
+    let mut parts = Vec::with_capacity(splits.len() + 1);
     let mut start = 0;
     for &end in splits.iter().chain([raw.len()].iter()) {
         let end = end.clamp(start, raw.len());
-        enc.write_all(&raw[start..end])?;
-        enc.flush()?; // ends the block
+        parts.push(&raw[start..end]);
         start = end;
     }
-    enc.finish()
+    compress_parts(&parts, level)
+}
+
+/// `compress` of the concatenation of `parts`, a block boundary after each.
+pub(super) fn compress_parts(parts: &[&[u8]], level: i32) -> Vec<u8> {
+    let n: usize = parts.iter().map(|p| p.len()).sum();
+    let mut out = Vec::with_capacity(n / 4 + 16);
+    put_u64(&mut out, n as u64);
+    let mut write = || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut enc = zstd::stream::write::Encoder::new(&mut out, level)?;
+        enc.include_contentsize(true)?;
+        enc.set_pledged_src_size(Some(n as u64))?;
+        for p in parts {
+            enc.write_all(p)?;
+            enc.flush()?; // ends the block
+        }
+        enc.finish().map(|_| ())
+    };
+    if write().is_err() {
+        // compressing from memory fails only for lack of memory
+        out.clear();
+        put_u64(&mut out, n as u64);
+        out.extend_from_slice(&zstd::bulk::compress(&parts.concat(), level).unwrap_or_default());
+    }
+    out
 }
 
 /// Inverse of `compress`, never allocating more than the declared length,

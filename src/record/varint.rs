@@ -127,8 +127,13 @@ impl<'a> Cursor<'a> {
     }
 
     pub fn string(&mut self) -> DResult<String> {
+        self.str().map(str::to_owned)
+    }
+
+    /// A length-prefixed string, borrowed from the data.
+    pub fn str(&mut self) -> DResult<&'a str> {
         let b = self.bytes()?;
-        String::from_utf8(b.to_vec()).map_err(|_| DecodeError("string is not UTF-8"))
+        std::str::from_utf8(b).map_err(|_| DecodeError("string is not UTF-8"))
     }
 }
 

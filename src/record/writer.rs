@@ -279,8 +279,7 @@ impl Writer {
         }
         let key = self.prev.is_none() || self.since_key >= self.opts.key_every;
         let base = if key { None } else { self.prev.as_ref() };
-        let (raw, splits) = codec::encode_split(s, base);
-        let payload = codec::compress(&raw, &splits, self.opts.level);
+        let payload = codec::encode_compressed(s, base, self.opts.level);
         let flags = if key { FLAG_KEY } else { 0 };
         let bytes = frame(
             Kind::Sample,

@@ -108,8 +108,7 @@ impl History {
     pub fn push_shared(&mut self, s: &Arc<Sample>) -> usize {
         let key = self.last.is_none() || self.since_key + 1 >= KEY_EVERY;
         let prev = if key { None } else { self.last.as_deref() };
-        let (raw, splits) = codec::encode_split(s, prev);
-        let data: Arc<[u8]> = codec::compress(&raw, &splits, LEVEL).into();
+        let data: Arc<[u8]> = codec::encode_compressed(s, prev, LEVEL).into();
         self.since_key = if key { 0 } else { self.since_key + 1 };
         self.bytes += data.len() + FRAME_OVERHEAD;
         self.frames.push_back(Frame {
