@@ -3,7 +3,7 @@
 //! its live ones, each replaced by its fresh copy if it changed, without
 //! the ones that exited, plus the new ones. The list is the Sample's own
 //! (shared, `Threads`), not a copy.
-use crate::model::fasthash::{IdMap, IdSet};
+use crate::model::fasthash::{IdFilter, IdMap, IdSet};
 use std::sync::Arc;
 
 use crate::model::why::WhySample;
@@ -112,21 +112,39 @@ impl KeptThreads {
         ids: &mut Vec<u64>,
     ) -> bool {
         let mut moved = false;
+        // most kept threads are neither fresh nor dead: a filter on their
+        // tids spares each a map lookup (and the last cgroup one a lookup
+        // in the table: threads side by side share their cgroup)
+        let may_change = IdFilter::of(fresh.keys().chain(dead).map(|k| k.0));
+        let mut last_cgroup: Option<(u64, Option<u32>)> = None;
         for (t, &id) in self.live().iter().zip(&self.cgroup_ids) {
-            let k = key(t);
-            if t.exited || dead.contains(&k) {
+            if t.exited {
                 moved = true;
                 continue;
             }
-            if let Some(f) = fresh.remove(&k) {
-                out.push(f.sample);
-                ids.push(f.cgroup_id);
-                continue;
+            if may_change.may_hold(t.tid) {
+                let k = key(t);
+                if dead.contains(&k) {
+                    moved = true;
+                    continue;
+                }
+                if let Some(f) = fresh.remove(&k) {
+                    out.push(f.sample);
+                    ids.push(f.cgroup_id);
+                    continue;
+                }
             }
             // unchanged: no new rates, no preemptors this interval
             let mut t = t.clone();
             t.baseline = None;
-            t.cgroup = refresh(id);
+            t.cgroup = match last_cgroup {
+                Some((last, i)) if last == id => i,
+                _ => {
+                    let i = refresh(id);
+                    last_cgroup = Some((id, i));
+                    i
+                }
+            };
             let had =
                 |w: &&mut Arc<WhySample>| !w.preempted_by.is_empty() || w.preempted_by_rest != 0;
             // shared with the Samples that had it: copied only if it

@@ -45,6 +45,26 @@ impl Hasher for IdHasher {
 pub type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 pub type IdSet<K> = HashSet<K, BuildHasherDefault<IdHasher>>;
 
+/// A bit per id modulo 4,096: a sure "no" for most ids before a map is
+/// asked, where a few ids are looked for among 50,000 threads.
+#[derive(Clone)]
+pub struct IdFilter([u64; 64]);
+
+impl IdFilter {
+    pub fn of(ids: impl IntoIterator<Item = u32>) -> IdFilter {
+        let mut f = IdFilter([0; 64]);
+        for id in ids {
+            f.0[(id as usize / 64) % 64] |= 1 << (id % 64);
+        }
+        f
+    }
+
+    /// False: `id` is not one of them. True: it may be.
+    pub fn may_hold(&self, id: u32) -> bool {
+        self.0[(id as usize / 64) % 64] & (1 << (id % 64)) != 0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +84,16 @@ mod tests {
             s.finish()
         };
         assert_ne!(h((1, 2)), h((2, 1)));
+    }
+
+    #[test]
+    fn the_filter_never_says_no_to_an_id_it_holds() {
+        let ids = [0, 5, 63, 64, 4095, 70_000, u32::MAX];
+        let f = IdFilter::of(ids);
+        assert!(ids.iter().all(|&id| f.may_hold(id)));
+        // 4101 shares 5's bit; 6 does not
+        assert!(f.may_hold(4101));
+        assert!(!f.may_hold(6));
+        assert!(!IdFilter::of([]).may_hold(5));
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use super::state_types::SERIES_CAP;
-use crate::model::fasthash::{IdMap, IdSet};
+use crate::model::fasthash::{IdFilter, IdMap, IdSet};
 use crate::model::interval::RowKey;
 
 pub type Series = IdMap<RowKey, VecDeque<u64>>;
@@ -36,17 +36,12 @@ pub fn record(
         && hints
             .iter()
             .all(|(k, &j)| series.contains_key(k) && j < quiet.len() && thread(j).0 == *k);
-    // a bit per id modulo 4096: most idle rows are known to have no series
-    // without a look in the map
-    let mut may_have = [0u64; 64];
-    for k in series.keys() {
-        let id = match *k {
-            RowKey::Thread { tid, .. } => tid,
-            RowKey::Process { pid } => pid,
-        };
-        may_have[(id as usize / 64) % 64] |= 1 << (id % 64);
-    }
-    let listed = |id: u32| may_have[(id as usize / 64) % 64] & (1 << (id % 64)) != 0;
+    // most idle rows are known to have no series without a look in the map
+    let may_have = IdFilter::of(series.keys().map(|k| match *k {
+        RowKey::Thread { tid, .. } => tid,
+        RowKey::Process { pid } => pid,
+    }));
+    let listed = |id: u32| may_have.may_hold(id);
     let mut seen = IdSet::default();
     let mut visit = |(key, id, v): SeriesRow| {
         // an idle row never switched and has no series: no 300 zeros for
