@@ -209,7 +209,8 @@ impl AppState {
         if let Some(v) = &self.cpu {
             self.cpu_history.push(v);
         }
-        super::recent::push(&mut self.history, &mut self.prev_places, s);
+        let numa = self.host.topology.nodes().len() > 1;
+        super::recent::push(&mut self.history, &mut self.prev_places, s, numa);
         self.error = None;
     }
 

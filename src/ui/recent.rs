@@ -11,12 +11,25 @@ use super::state_types::HISTORY_CAP;
 use crate::model::cpus::ThreadPlaces;
 use crate::model::Sample;
 
-pub fn push(history: &mut VecDeque<Arc<Sample>>, places: &mut ThreadPlaces, s: Arc<Sample>) {
+/// `s` in; the one before it loses its threads. `numa`: the host has more
+/// than one node, so where threads ran is kept for their flows (on one
+/// node no thread crosses: a pass over every thread for nothing, 3 % of
+/// the live view at 50,000 threads).
+pub fn push(
+    history: &mut VecDeque<Arc<Sample>>,
+    places: &mut ThreadPlaces,
+    s: Arc<Sample>,
+    numa: bool,
+) {
     while history.len() >= HISTORY_CAP {
         history.pop_front();
     }
     if let Some(last) = history.back_mut() {
-        places.refill(last);
+        if numa {
+            places.refill(last);
+        } else {
+            *places = ThreadPlaces::default();
+        }
         *last = Arc::new(Sample {
             time_ns: last.time_ns,
             mono_ns: last.mono_ns,
