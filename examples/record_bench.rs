@@ -5,7 +5,11 @@
 //! 2. a synthetic 24 h recording at 1 s: time to open it, and time to seek
 //!    to a random instant (index lookup + decoding the Sample there).
 //!
-//! Usage: record_bench [size|day|all] [--threads N] [--dir DIR]
+//! 3. history: the live view's rewind buffer over its whole window.
+//!
+//! Usage: record_bench [size|day|history|decode|streams|all] [--threads N]
+//! [--dir DIR] [--from RECORDING (its last two Samples, for history,
+//! decode and streams)]
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -129,14 +133,30 @@ fn day_bench(dir: &std::path::Path, threads: usize) {
 }
 
 /// Time to encode and decode one Sample (key frame and delta), no file.
-fn decode_bench(threads: usize) {
+/// Two consecutive Samples: the last two of a real recording (`--from`),
+/// or synthetic ones of `threads` threads of mixed character.
+fn two_samples(args: &[String], threads: usize) -> Vec<schedtop::model::Sample> {
+    match arg(args, "--from") {
+        Some(f) => {
+            let mut r = Reader::open(std::path::Path::new(&f)).expect("open");
+            let n = r.len();
+            assert!(n >= 2, "{f}: fewer than two Samples");
+            vec![
+                r.sample(n - 2).expect("read"),
+                r.sample(n - 1).expect("read"),
+            ]
+        }
+        None => schedtop::record::testdata::synthetic_samples(&SynthOptions {
+            threads,
+            samples: 2,
+            ..Default::default()
+        }),
+    }
+}
+
+fn decode_bench(s: &[schedtop::model::Sample]) {
     use schedtop::record::codec;
-    let o = SynthOptions {
-        threads,
-        samples: 2,
-        ..Default::default()
-    };
-    let s = schedtop::record::testdata::synthetic_samples(&o);
+    let threads = s[1].threads.len();
     println!("== codec: one Sample of {threads} threads, in memory");
     for (name, base) in [("key frame", None), ("delta", Some(&s[0]))] {
         let (raw, splits) = codec::encode_split(&s[1], base);
@@ -170,6 +190,42 @@ fn decode_bench(threads: usize) {
     }
 }
 
+/// The live view's rewind buffer over a whole 10-minute window, the
+/// threads of the second Sample idle throughout: bytes held, the cost of a
+/// push, and the cost of reading the newest and the oldest Sample.
+fn history_bench(s: &[schedtop::model::Sample]) {
+    use schedtop::collect::Seekable;
+    use schedtop::ui::history::{History, DEFAULT_BYTE_CAP, DEFAULT_WINDOW_NS};
+    let threads = s[1].threads.len();
+    let host = synthetic_host(&SynthOptions::default());
+    let mut h = History::new(host, DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
+    let (mut total, mut worst) = (0.0f64, 0.0f64);
+    let n = 600u64;
+    for k in 0..n {
+        let mut x = s[1].clone();
+        x.time_ns += k * 1_000_000_000;
+        x.mono_ns += k * 1_000_000_000;
+        let x = std::sync::Arc::new(x);
+        let t0 = Instant::now();
+        h.push_shared(&x);
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        total += ms;
+        worst = worst.max(ms);
+    }
+    let read = |h: &mut History, i: usize| {
+        let t0 = Instant::now();
+        h.sample(i).expect("read");
+        t0.elapsed().as_secs_f64() * 1e3
+    };
+    let last = h.len() - 1;
+    let (newest, oldest) = (read(&mut h, last), read(&mut h, 0));
+    println!(
+        "== history: {threads} idle threads, {n} Samples at 1 s: {:.2} MiB held; push {:.2} ms on average, {worst:.2} ms at most; reading the newest {newest:.1} ms, the oldest {oldest:.1} ms",
+        h.bytes() as f64 / (1 << 20) as f64,
+        total / n as f64
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let what = args.get(1).cloned().unwrap_or_else(|| "all".into());
@@ -180,22 +236,27 @@ fn main() {
         arg(&args, "--dir").unwrap_or_else(|| std::env::temp_dir().display().to_string()),
     );
     if what == "streams" {
-        let o = SynthOptions {
-            threads,
-            samples: 3,
-            ..Default::default()
-        };
-        let s = schedtop::record::testdata::synthetic_samples(&o);
-        for (n, raw, z) in schedtop::record::codec::stream_sizes(&s[2], Some(&s[1]), 3) {
-            println!(
-                "{n:>6}: raw {:.2} B/thread, zstd {:.2} B/thread",
-                raw as f64 / threads as f64,
-                z as f64 / threads as f64
-            );
+        let s = two_samples(&args, threads);
+        let threads = s[1].threads.len();
+        let level: i32 = arg(&args, "--level")
+            .and_then(|l| l.parse().ok())
+            .unwrap_or(3);
+        for (label, prev) in [("key", None), ("delta", Some(&s[0]))] {
+            println!("-- {label} frame, {threads} threads, zstd level {level}");
+            for (n, raw, z) in schedtop::record::codec::stream_sizes(&s[1], prev, level) {
+                println!(
+                    "{n:>6}: raw {:.2} B/thread, zstd {:.2} B/thread",
+                    raw as f64 / threads as f64,
+                    z as f64 / threads as f64
+                );
+            }
         }
     }
     if what == "decode" || what == "all" {
-        decode_bench(threads);
+        decode_bench(&two_samples(&args, threads));
+    }
+    if what == "history" || what == "all" {
+        history_bench(&two_samples(&args, threads));
     }
     if what == "size" || what == "all" {
         size_bench(&dir, threads);
