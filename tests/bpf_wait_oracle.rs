@@ -128,6 +128,10 @@ fn wait_and_slice_histograms_agree_with_bpftrace() {
         cannot_run("bpftrace is not installed (scripts/deps.sh --test)");
         return;
     }
+    // bpftrace reads the tracepoints' formats there
+    if !ensure_tracefs() {
+        return;
+    }
     let Some(mut src) = bpf_source(vec![getpid()]) else {
         return;
     };

@@ -209,3 +209,27 @@ pub fn incident_bundles(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     v.sort();
     v
 }
+
+/// The kernel's tracepoint formats, which bpftrace reads from tracefs:
+/// mounted at /sys/kernel/tracing where it is not yet (these machines do
+/// not mount it at boot; a stock Debian mounts it through systemd). Left
+/// mounted, as systemd would leave it. False (the test cannot run) when it
+/// cannot be mounted.
+pub fn ensure_tracefs() -> bool {
+    let dir = "/sys/kernel/tracing";
+    let ready = || std::path::Path::new(dir).join("events/sched").is_dir();
+    if ready() {
+        return true;
+    }
+    let out = std::process::Command::new("mount")
+        .args(["-t", "tracefs", "tracefs", dir])
+        .output();
+    match out {
+        Ok(_) if ready() => true,
+        Ok(o) => cannot_run(&format!(
+            "tracefs is not mounted and mounting it at {dir} failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => cannot_run(&format!("tracefs is not mounted; running mount: {e}")),
+    }
+}
