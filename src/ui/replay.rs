@@ -33,6 +33,18 @@ pub const SPEEDS: [f64; 3] = [1.0, 10.0, 100.0];
 pub const MAX_GAP_NS: u64 = 10_000_000_000;
 /// Samples loaded before the cursor on a jump (sparkline history).
 pub const PRELOAD: usize = 32;
+/// Threads times Samples a jump decodes and derives at most before the
+/// cursor: at 50,000 threads 32 Samples took over a second to rebuild (a
+/// `T` press in the live view), so big Samples get a shorter sparkline
+/// history, which stepping forward fills again.
+const PRELOAD_THREADS: usize = 100_000;
+
+/// How many Samples to load before the cursor when the screen has
+/// `threads` threads (the next Sample's count is not known before it is
+/// decoded; the one on screen is a close guess).
+fn preload_for(threads: usize) -> usize {
+    (PRELOAD_THREADS / threads.max(1)).clamp(1, PRELOAD)
+}
 /// Samples pushed one by one per tick before playback jumps instead.
 const CATCH_UP: usize = 64;
 /// Longest jump expression typed.
@@ -368,7 +380,7 @@ fn step_forward(app: &mut AppState, src: &mut dyn Seekable) {
 }
 
 /// Put Sample `i` on screen: the state is rebuilt from up to PRELOAD
-/// Samples before it in its segment (fewer if one of them is damaged). A
+/// (fewer for big Samples, `preload_for`) Samples before it in its segment (fewer if one of them is damaged). A
 /// damaged Sample `i` moves on to the next that decodes; if none does, the
 /// state is left as it was and the status line says why.
 pub fn seek(app: &mut AppState, src: &mut dyn Seekable, i: usize) {
@@ -379,8 +391,9 @@ pub fn seek(app: &mut AppState, src: &mut dyn Seekable, i: usize) {
     let mut err = None;
     let mut loaded = None;
     let kept = r.first_of.filter(|_| app.first.is_some());
+    let preload = preload_for(app.derived.threads.len());
     for target in i.min(len.saturating_sub(1))..len {
-        match load(src, target, kept) {
+        match load(src, target, kept, preload) {
             Ok(l) => {
                 loaded = Some((target, l));
                 break;
@@ -436,15 +449,16 @@ struct Loaded {
     first: First,
 }
 
-/// Decode what `seek` needs for Sample `i`. `kept`: the segment start
-/// whose Sample the app holds as `first`.
-fn load(rd: &mut dyn Seekable, i: usize, kept: Option<usize>) -> Result<Loaded> {
+/// Decode what `seek` needs for Sample `i`, with up to `preload` Samples
+/// before it. `kept`: the segment start whose Sample the app holds as
+/// `first`.
+fn load(rd: &mut dyn Seekable, i: usize, kept: Option<usize>, preload: usize) -> Result<Loaded> {
     // back along the segment (index only, nothing decoded)
     let mut from = i;
     let mut seg_start = i;
     while let Some(p) = rd.prev_of(seg_start) {
         seg_start = p;
-        if i - p <= PRELOAD {
+        if i - p <= preload {
             from = p;
         }
     }
@@ -495,4 +509,18 @@ fn push(app: &mut AppState, s: Sample) {
     // replay never pauses the app (space plays instead)
     app.paused = false;
     app.push_sample(s);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::preload_for;
+
+    #[test]
+    fn big_samples_get_a_shorter_preload() {
+        assert_eq!(preload_for(0), super::PRELOAD);
+        assert_eq!(preload_for(3_000), super::PRELOAD);
+        assert_eq!(preload_for(10_000), 10);
+        assert_eq!(preload_for(50_000), 2);
+        assert_eq!(preload_for(1_000_000), 1);
+    }
 }
