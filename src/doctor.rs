@@ -61,32 +61,32 @@ fn yes_no(b: bool) -> &'static str {
 }
 
 pub fn run() -> anyhow::Result<()> {
-    println!(
+    crate::outln!(
         "schedtop {} (commit {})",
         env!("CARGO_PKG_VERSION"),
         env!("SCHEDTOP_GIT_COMMIT")
     );
-    println!(
+    crate::outln!(
         "kernel:            {}",
         crate::collect::system::kernel_release()
     );
     // SAFETY: geteuid has no preconditions.
-    println!(
+    crate::outln!(
         "root:              {}",
         yes_no(unsafe { libc::geteuid() } == 0)
     );
-    println!(
+    crate::outln!(
         "kernel BTF:        {} (/sys/kernel/btf/vmlinux)",
         yes_no(Path::new("/sys/kernel/btf/vmlinux").exists())
     );
-    println!(
+    crate::outln!(
         "sched_info:        {} (/proc/self/schedstat: slice and wait accounting)",
         yes_no(Path::new("/proc/self/schedstat").exists())
     );
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unreadable".into());
-    println!("perf_event_paranoid: {paranoid}");
+    crate::outln!("perf_event_paranoid: {paranoid}");
     let opts = LiveOptions {
         interval_ns: 1_000_000_000,
         pid_filter: vec![],
@@ -97,22 +97,22 @@ pub fn run() -> anyhow::Result<()> {
     let src = LiveSource::open(&opts)?;
     let host = src.host();
     let bpf = src.bpf().is_some();
-    println!(
+    crate::outln!(
         "BPF probes:        {} (sched_switch, sched_migrate_task, task iterator)",
         if bpf { "loaded" } else { "not loaded" }
     );
-    println!("source:            {}", host.source.as_str());
+    crate::outln!("source:            {}", host.source.as_str());
     if let Some(r) = &host.degraded_reason {
-        println!("note:              {r}");
+        crate::outln!("note:              {r}");
     }
     let mut features = src.features();
     match crate::collect::flight::probe() {
         Ok(how) => features.set(Feature::Tracer, true, how),
         Err(e) => features.set(Feature::Tracer, false, format!("{e:#}")),
     }
-    println!("features:");
+    crate::outln!("features:");
     for f in &features.0 {
-        println!(
+        crate::outln!(
             "  {:<18} {:<3} {}",
             format!("{}:", f.feature.name()),
             if f.on { "on" } else { "off" },
@@ -120,9 +120,9 @@ pub fn run() -> anyhow::Result<()> {
         );
     }
     for line in cgroup_notes(Path::new("/proc")) {
-        println!("{line}");
+        crate::outln!("{line}");
     }
-    println!(
+    crate::outln!(
         "topology:          {} CPUs, {} NUMA nodes",
         host.topology.cpus.len(),
         host.topology.nodes().len()

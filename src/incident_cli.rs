@@ -99,7 +99,7 @@ impl Headless {
             .watch
             .on_sample(s, host, kept, crate::ui::incident_screens::render)
         {
-            eprintln!("schedtop: {}", incident::describe(&e));
+            crate::say!("schedtop: {}", incident::describe(&e));
         }
     }
 }
@@ -107,7 +107,7 @@ impl Headless {
 impl Drop for Headless {
     fn drop(&mut self) {
         if let Some(e) = self.watch.finish() {
-            eprintln!("schedtop: {}", incident::describe(&e));
+            crate::say!("schedtop: {}", incident::describe(&e));
         }
     }
 }

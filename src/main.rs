@@ -6,13 +6,14 @@ use schedtop::cli::{Cli, Command};
 use schedtop::collect::{LiveOptions, LiveSource};
 
 fn main() -> ExitCode {
+    schedtop::util::stdio::fill_closed_std_fds();
     schedtop::util::heap::keep_resident_near_use();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // one line, the whole cause chain, no backtrace
-            eprintln!("schedtop: {e:#}");
+            schedtop::say!("schedtop: {e:#}");
             ExitCode::FAILURE
         }
     }
@@ -114,7 +115,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             )?;
             let mut source = LiveSource::open(&opts)?;
             if let Some(reason) = &source.host().degraded_reason {
-                eprintln!("schedtop: {reason}");
+                schedtop::say!("schedtop: {reason}");
             }
             schedtop::batch::run(&mut source, interval_ns, cli.count)
         }

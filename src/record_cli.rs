@@ -135,10 +135,10 @@ pub fn dump(a: &DumpArgs) -> Result<()> {
     };
     let _ = out.flush();
     for p in &problems {
-        eprintln!("schedtop: {p}");
+        crate::say!("schedtop: {p}");
     }
     for s in &rep.skipped {
-        eprintln!("schedtop: {}: skipped {s}", a.file.display());
+        crate::say!("schedtop: {}: skipped {s}", a.file.display());
     }
     if rep.read == 0 && (rep.in_range > 0 || r.damaged()) {
         // damage everywhere: exit 0 would pass for an empty but fine result
@@ -149,7 +149,7 @@ pub fn dump(a: &DumpArgs) -> Result<()> {
         );
     }
     if rep.intervals == 0 {
-        eprintln!(
+        crate::say!(
             "schedtop: {}: no intervals in the selected range ({} samples in the file)",
             a.file.display(),
             r.len()
@@ -178,7 +178,7 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
     // a file, or a directory of them (`record --dir`) as one timeline
     let (r, problems) = crate::record::dir::open_timeline(&a.file)?;
     for p in &problems {
-        eprintln!("schedtop: {p}");
+        crate::say!("schedtop: {p}");
     }
     let times = (0..r.len()).filter_map(|i| r.time_of(i));
     let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {

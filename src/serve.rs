@@ -160,7 +160,7 @@ pub fn run_with(
                             }
                             Taken::Error(e) => {
                                 t.note_error();
-                                eprintln!("schedtop: taking a Sample failed: {e:#}");
+                                crate::say!("schedtop: taking a Sample failed: {e:#}");
                             }
                             Taken::Panicked(p) => anyhow::bail!("the collector panicked: {p}"),
                         }
@@ -183,9 +183,9 @@ pub fn run_with(
         }
     };
     if let Some(reason) = &host.degraded_reason {
-        eprintln!("schedtop: {reason}");
+        crate::say!("schedtop: {reason}");
     }
-    eprintln!(
+    crate::say!(
         "schedtop: serving http://{addr}/metrics, a Sample every {} s ({} source)",
         o.live.interval_ns as f64 / 1e9,
         host.source.as_str()
@@ -206,7 +206,7 @@ pub fn run_with(
         .unwrap_or_else(|_| anyhow::bail!("the sampler panicked"));
     served?;
     sampled?;
-    eprintln!("schedtop: stopped serving");
+    crate::say!("schedtop: stopped serving");
     Ok(())
 }
 

@@ -291,7 +291,7 @@ pub fn from_recording(path: &Path, at: Option<TimeExpr>, plan: &Plan) -> Result<
     // a file, or a directory of them (`record --dir`) as one timeline
     let (mut r, problems) = crate::record::dir::open_timeline(path)?;
     for p in &problems {
-        eprintln!("schedtop: {p}");
+        crate::say!("schedtop: {p}");
     }
     let times = (0..r.len()).filter_map(|i| r.time_of(i));
     let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {
@@ -320,7 +320,7 @@ pub fn from_recording(path: &Path, at: Option<TimeExpr>, plan: &Plan) -> Result<
     if at.is_none() {
         // no --at: the end, as far as it reads
         if let Some((j, Some(why))) = r.last_readable() {
-            eprintln!(
+            crate::say!(
                 "schedtop: {}: the last Sample cannot be read ({why}); showing the last one that can, at {}",
                 path.display(),
                 rfc3339(r.time_of(j).unwrap_or(t))
@@ -346,7 +346,7 @@ pub fn from_recording(path: &Path, at: Option<TimeExpr>, plan: &Plan) -> Result<
         }
     }
     if samples.len() < 2 {
-        eprintln!(
+        crate::say!(
             "schedtop: the Sample at {} starts its segment: no rates to show",
             rfc3339(r.time_of(i).unwrap_or(t))
         );
@@ -360,7 +360,7 @@ pub fn from_recording(path: &Path, at: Option<TimeExpr>, plan: &Plan) -> Result<
 pub fn live(opts: &LiveOptions, duration: Duration, plan: &Plan) -> Result<AppState> {
     let mut source = LiveSource::open(opts)?;
     if let Some(reason) = &source.host().degraded_reason {
-        eprintln!("schedtop: {reason}");
+        crate::say!("schedtop: {reason}");
     }
     let step = Duration::from_nanos(opts.interval_ns.max(1)).min(duration);
     let mut samples = Vec::new();

@@ -151,7 +151,7 @@ pub fn run(opts: &TraceOptions) -> Result<()> {
     let s = trace(
         opts,
         &mut || {
-            eprintln!(
+            crate::say!(
                 "schedtop: tracing for {:.1} s into {} (Ctrl-C stops early)",
                 opts.duration.as_secs_f64(),
                 opts.output.display()
@@ -159,7 +159,7 @@ pub fn run(opts: &TraceOptions) -> Result<()> {
         },
         crate::util::signals::stop_flag(),
     )?;
-    eprintln!(
+    crate::say!(
         "schedtop: wrote {} events in {:.1} s ({} switches, {} wakeups, {} migrations) to {}; \
 {} dropped (ring buffer full){}",
         s.stats.events,
@@ -176,7 +176,7 @@ pub fn run(opts: &TraceOptions) -> Result<()> {
         }
     );
     if s.stats.malformed > 0 {
-        eprintln!(
+        crate::say!(
             "schedtop: {} ring buffer records could not be decoded",
             s.stats.malformed
         );

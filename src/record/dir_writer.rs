@@ -154,10 +154,10 @@ pub fn run_tapped(
     let _lock = prepare(dir)?;
     let mut source = LiveSource::open(&o.live)?;
     if let Some(reason) = &source.host().degraded_reason {
-        eprintln!("schedtop: {reason}");
+        crate::say!("schedtop: {reason}");
     }
     signals::stop_on(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP]);
-    eprintln!(
+    crate::say!(
         "schedtop: recording to {} every {} s ({} source), a new file every {} s",
         dir.display(),
         o.live.interval_ns as f64 / 1e9,
@@ -166,7 +166,7 @@ pub fn run_tapped(
     );
     let report_pruned = |gone: Vec<PathBuf>| {
         for g in gone {
-            eprintln!("schedtop: removed {} (beyond retention)", g.display());
+            crate::say!("schedtop: removed {} (beyond retention)", g.display());
         }
     };
     let mut cur: Option<Current> = None;
@@ -260,7 +260,7 @@ pub fn run_tapped(
         o.retain_bytes,
         SystemTime::now(),
     )?);
-    eprintln!(
+    crate::say!(
         "schedtop: {why}: {samples} samples in {files} files in {}",
         dir.display()
     );

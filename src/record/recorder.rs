@@ -35,7 +35,7 @@ pub fn run_tapped(
 ) -> Result<()> {
     let mut source = LiveSource::open(&o.live)?;
     if let Some(reason) = &source.host().degraded_reason {
-        eprintln!("schedtop: {reason}");
+        crate::say!("schedtop: {reason}");
     }
     let mut w = Writer::open(
         path,
@@ -47,7 +47,7 @@ pub fn run_tapped(
         },
     )?;
     signals::stop_on(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP]);
-    eprintln!(
+    crate::say!(
         "schedtop: recording to {} every {} s ({} source)",
         path.display(),
         o.live.interval_ns as f64 / 1e9,
@@ -83,7 +83,7 @@ pub fn run_tapped(
     };
     let size = w.size();
     w.finish()?;
-    eprintln!(
+    crate::say!(
         "schedtop: {why}: {samples} samples, {size} bytes in {}",
         path.display()
     );

@@ -5,3 +5,4 @@ pub mod files;
 pub mod heap;
 pub mod names;
 pub mod signals;
+pub mod stdio;
