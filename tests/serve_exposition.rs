@@ -6,6 +6,7 @@ use openmetrics_parser::{openmetrics::parse_openmetrics, prometheus::parse_prome
 use schedtop::export::openmetrics::{families, render, ExportOptions};
 use schedtop::export::openmetrics_encode::{encode, label_text, to_prometheus_text, Family};
 use schedtop::export::openmetrics_totals::Totals;
+use schedtop::model::figures::{Level, LEVEL_FIGURES};
 use schedtop::model::pressure::parse;
 use schedtop::model::{CgroupSample, Pressure};
 use schedtop::record::testdata::{synthetic_host, SynthGen, SynthOptions};
@@ -56,6 +57,13 @@ fn totals(threads: usize, samples: usize) -> Totals {
             th.process_comm = th.comm.clone();
         }
         s.cgroups = cgroups(i as u64);
+        for th in s.threads.iter_mut() {
+            // every level figure present: the waits all began at wakeups,
+            // and the why figures are known (all unattributed)
+            th.wakeup_wait_hist = th.wait_hist.clone();
+            th.preempt_wait_hist = th.wait_hist.as_ref().map(|_| Default::default());
+            th.why = Some(Default::default());
+        }
         for (j, th) in s.threads.iter_mut().enumerate() {
             th.cgroup = Some((j % 3) as u32);
             // whys that grow with the counters they explain
@@ -212,18 +220,32 @@ fn a_strict_openmetrics_parser_reads_every_level() {
     let om = render(&t, &o, 0);
     let parsed =
         parse_openmetrics(&for_crate_parser(&om)).unwrap_or_else(|e| panic!("{e:?}\n{om}"));
+    // every level figure, at every level, from the figure table: a figure
+    // that one level leaves out fails here
+    for f in LEVEL_FIGURES {
+        for level in Level::ALL {
+            let mut name = f.name(level);
+            if f.seconds {
+                name.push_str("_seconds");
+            }
+            let fam = parsed.families.get(&name);
+            let fam = fam.unwrap_or_else(|| panic!("{name} ({}) missing\n{om}", f.key));
+            assert!(fam.iter_samples().count() > 0, "{name} has no series");
+            let help = om
+                .lines()
+                .find(|l| l.starts_with(&format!("# HELP {name} ")));
+            assert_eq!(
+                help.map(|l| l[format!("# HELP {name} ").len()..].to_string()),
+                Some(f.help_at(level)),
+                "{name}"
+            );
+        }
+    }
     for name in [
-        "schedtop_switches",
-        "schedtop_runqueue_latency_seconds",
-        "schedtop_process_slice_seconds",
-        "schedtop_thread_switches",
         "schedtop_cpu_runqueue_length",
         "schedtop_cpu_pressure_ratio",
         "schedtop_omitted",
         "schedtop_build",
-        "schedtop_migrations_by_cause",
-        "schedtop_process_blocked_on",
-        "schedtop_thread_migrations_by_cause",
     ] {
         assert!(parsed.families.contains_key(name), "{name} missing");
     }

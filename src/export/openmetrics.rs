@@ -1,19 +1,17 @@
 //! The metrics `schedtop serve` exports, built from `Totals`: the system,
 //! each CPU, the top processes by switch rate and (when asked) the top
 //! threads. Names, units and help live here, once (README "Fleet").
-//!
-//! Histograms are the probes' log2 slots: bucket `le` bounds are the slot
-//! upper bounds in seconds (1e-6, 2e-6, 4e-6, … and +Inf for the open
-//! last slot). The probes count observations per slot but do not sum them,
-//! so a histogram's `_sum` is estimated (each observation at 1.5x its
-//! slot's lower bound); the exact totals are the `_seconds_total` counters.
+//! The per-level families (switches, waits, histograms, whys) come from
+//! the level figures (openmetrics_levels.rs, model/figures.rs).
 use prometheus_client::metrics::MetricType;
 
 use super::openmetrics_cgroups::cgroup_families;
-use super::openmetrics_encode::{encode, label_text, series_of, Family, Labels, Value};
-use super::openmetrics_totals::{Counts, Totals};
-use super::openmetrics_why::{self, WhyFamilies, WhyNames};
-use crate::model::hist::{octave_high_us, octave_low_us, HIST_OCTAVES};
+use super::openmetrics_encode::{encode, label_text, Family, Labels, Value};
+use super::openmetrics_levels::LevelFamilies;
+use super::openmetrics_totals::Totals;
+use crate::model::figures::Level;
+use crate::model::rates::thread_interval_or_all;
+use crate::model::tally::Tally;
 
 /// Which levels to export and how much.
 #[derive(Clone, Debug)]
@@ -35,150 +33,6 @@ impl Default for ExportOptions {
         }
     }
 }
-
-fn hist_value(h: &[u64; HIST_OCTAVES]) -> Value {
-    let buckets = (0..HIST_OCTAVES)
-        .map(|slot| {
-            let le = octave_high_us(slot).map_or(f64::INFINITY, |us| us as f64 / 1e6);
-            (le, h[slot])
-        })
-        .collect();
-    let sum = (0..HIST_OCTAVES)
-        .map(|slot| {
-            let mid_us = if slot == 0 {
-                0.5
-            } else {
-                octave_low_us(slot) as f64 * 1.5
-            };
-            h[slot] as f64 * mid_us / 1e6
-        })
-        .sum();
-    Value::Histogram { buckets, sum }
-}
-
-/// The seven families one level (system, process, thread) writes.
-struct LevelFamilies {
-    switches: Family,
-    migrations: Family,
-    cross_node: Family,
-    oncpu: Family,
-    wait: Family,
-    latency: Family,
-    slice: Family,
-    why: WhyFamilies,
-}
-
-impl LevelFamilies {
-    fn new(
-        names: [&'static str; 7],
-        what: &'static [&'static str; 7],
-        why: &WhyNames,
-    ) -> LevelFamilies {
-        let c = |i: usize| Family::new(names[i], what[i], MetricType::Counter);
-        LevelFamilies {
-            switches: c(0),
-            migrations: c(1),
-            cross_node: c(2),
-            oncpu: c(3).in_seconds(),
-            wait: c(4).in_seconds(),
-            latency: Family::new(names[5], what[5], MetricType::Histogram).in_seconds(),
-            slice: Family::new(names[6], what[6], MetricType::Histogram).in_seconds(),
-            why: WhyFamilies::new(why),
-        }
-    }
-
-    /// Sample lines `c` adds at this level.
-    fn cost(c: &Counts) -> usize {
-        let hist = series_of(&hist_value(&[0; HIST_OCTAVES]));
-        2 + 2
-            + usize::from(c.migrations.is_some())
-            + usize::from(c.cross_node_migrations.is_some())
-            + if c.wait_hist.is_some() { hist } else { 0 }
-            + if c.slice_hist.is_some() { hist } else { 0 }
-            + WhyFamilies::cost(c)
-    }
-
-    fn push(&mut self, labels: &Labels, c: &Counts) {
-        let with = |k: &'static str, v: &str| {
-            let mut l = labels.clone();
-            l.push((k, v.to_string()));
-            l
-        };
-        self.switches.rows.push((
-            with("kind", "voluntary"),
-            Value::Counter(c.voluntary as f64),
-        ));
-        self.switches.rows.push((
-            with("kind", "involuntary"),
-            Value::Counter(c.involuntary as f64),
-        ));
-        if let Some(m) = c.migrations {
-            self.migrations
-                .rows
-                .push((labels.clone(), Value::Counter(m as f64)));
-        }
-        if let Some(m) = c.cross_node_migrations {
-            self.cross_node
-                .rows
-                .push((labels.clone(), Value::Counter(m as f64)));
-        }
-        self.oncpu
-            .rows
-            .push((labels.clone(), Value::Counter(c.oncpu_ns as f64 / 1e9)));
-        self.wait
-            .rows
-            .push((labels.clone(), Value::Counter(c.wait_ns as f64 / 1e9)));
-        if let Some(h) = &c.wait_hist {
-            self.latency.rows.push((labels.clone(), hist_value(h)));
-        }
-        if let Some(h) = &c.slice_hist {
-            self.slice.rows.push((labels.clone(), hist_value(h)));
-        }
-        self.why.push(labels, c);
-    }
-
-    fn into_vec(self) -> Vec<Family> {
-        let mut v = vec![
-            self.switches,
-            self.migrations,
-            self.cross_node,
-            self.oncpu,
-            self.wait,
-            self.latency,
-            self.slice,
-        ];
-        v.extend(self.why.into_vec());
-        v
-    }
-}
-
-const SYSTEM_HELP: [&str; 7] = [
-    "Context switches of all threads: voluntary (blocked) or involuntary (preempted), the kernel's nvcsw/nivcsw.",
-    "Migrations of threads between CPUs.",
-    "Migrations of threads between NUMA nodes.",
-    "Time threads spent on a CPU.",
-    "Time threads spent runnable, waiting in a run queue.",
-    "Run-queue latency: wakeup or preemption to running (sum estimated from the buckets).",
-    "On-CPU slice lengths (sum estimated from the buckets).",
-];
-const PROCESS_HELP: [&str; 7] = [
-    "Context switches of a process's threads (exited threads included): voluntary or involuntary.",
-    "Migrations of a process's threads between CPUs.",
-    "Migrations of a process's threads between NUMA nodes.",
-    "Time a process's threads spent on a CPU.",
-    "Time a process's threads spent waiting in a run queue.",
-    "Run-queue latency of a process's threads (sum estimated from the buckets).",
-    "On-CPU slice lengths of a process's threads (sum estimated from the buckets).",
-];
-const THREAD_HELP: [&str; 7] = [
-    "Context switches of one thread: voluntary or involuntary.",
-    "Migrations of one thread between CPUs.",
-    "Migrations of one thread between NUMA nodes.",
-    "Time one thread spent on a CPU.",
-    "Time one thread spent waiting in a run queue.",
-    "Run-queue latency of one thread (sum estimated from the buckets).",
-    "On-CPU slice lengths of one thread (sum estimated from the buckets).",
-];
 
 fn gauge(name: &'static str, help: &'static str, rows: Vec<(Labels, f64)>) -> Family {
     let mut f = Family::new(name, help, MetricType::Gauge);
@@ -251,19 +105,7 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
         ));
     }
 
-    let mut system = LevelFamilies::new(
-        [
-            "schedtop_switches",
-            "schedtop_migrations",
-            "schedtop_cross_node_migrations",
-            "schedtop_oncpu",
-            "schedtop_runqueue_wait",
-            "schedtop_runqueue_latency",
-            "schedtop_slice",
-        ],
-        &SYSTEM_HELP,
-        &openmetrics_why::SYSTEM,
-    );
+    let mut system = LevelFamilies::new(Level::System);
     system.push(&vec![], &t.system);
     out.extend(system.into_vec());
 
@@ -341,19 +183,7 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
 
     let mut procs: Vec<_> = t.processes.values().collect();
     procs.sort_by(|a, b| b.rank_rate.total_cmp(&a.rank_rate).then(a.pid.cmp(&b.pid)));
-    let mut level = LevelFamilies::new(
-        [
-            "schedtop_process_switches",
-            "schedtop_process_migrations",
-            "schedtop_process_cross_node_migrations",
-            "schedtop_process_oncpu",
-            "schedtop_process_runqueue_wait",
-            "schedtop_process_runqueue_latency",
-            "schedtop_process_slice",
-        ],
-        &PROCESS_HELP,
-        &openmetrics_why::PROCESS,
-    );
+    let mut level = LevelFamilies::new(Level::Process);
     let (mut left, mut left_series) = (0usize, 0usize);
     for (rank, p) in procs.iter().enumerate() {
         let cost = LevelFamilies::cost(&p.counts);
@@ -371,19 +201,7 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
     omitted_series.push((vec![("level", "process".to_string())], left_series as f64));
 
     if o.per_thread {
-        let mut level = LevelFamilies::new(
-            [
-                "schedtop_thread_switches",
-                "schedtop_thread_migrations",
-                "schedtop_thread_cross_node_migrations",
-                "schedtop_thread_oncpu",
-                "schedtop_thread_runqueue_wait",
-                "schedtop_thread_runqueue_latency",
-                "schedtop_thread_slice",
-            ],
-            &THREAD_HELP,
-            &openmetrics_why::THREAD,
-        );
+        let mut level = LevelFamilies::new(Level::Thread);
         let (mut left, mut left_series) = (0usize, 0usize);
         if let Some(s) = &t.latest {
             // exited threads are left out: their series end, and a tid the
@@ -395,7 +213,7 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
             order.sort_by(|&a, &b| rate(b).total_cmp(&rate(a)).then(a.cmp(&b)));
             for (rank, &i) in order.iter().enumerate() {
                 let th = &s.threads[i];
-                let c = Counts::of_thread(th);
+                let c = Tally::of(thread_interval_or_all(th, None));
                 let cost = LevelFamilies::cost(&c);
                 if rank >= o.top || used + cost > budget {
                     left += 1;
@@ -515,7 +333,8 @@ mod tests {
         );
         assert!(om.contains("schedtop_omitted{level=\"thread\"} 40"), "{om}");
         let per_proc = LevelFamilies::cost(&t.processes[&1].counts);
-        assert_eq!(per_proc, 2 + 2 + 2 + 2 * (HIST_OCTAVES + 2));
+        let hist = crate::model::hist::HIST_OCTAVES + 2;
+        assert_eq!(per_proc, 2 + 2 + 2 + 2 * hist);
         assert!(om.contains(&format!(
             "schedtop_omitted_series{{level=\"process\"}} {}",
             40 * per_proc

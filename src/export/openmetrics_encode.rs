@@ -4,6 +4,8 @@
 //! are written as constant histograms). Also the Prometheus text (0.0.4)
 //! form for scrapers that ask for `text/plain`, and the Accept header
 //! choice between the two.
+use std::borrow::Cow;
+
 use prometheus_client::encoding::{DescriptorEncoder, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
@@ -27,18 +29,22 @@ pub enum Value {
 #[derive(Clone, Debug)]
 pub struct Family {
     /// without the unit suffix and without `_total`
-    pub name: &'static str,
-    pub help: &'static str,
+    pub name: Cow<'static, str>,
+    pub help: Cow<'static, str>,
     pub seconds: bool,
     pub kind: MetricType,
     pub rows: Vec<(Labels, Value)>,
 }
 
 impl Family {
-    pub fn new(name: &'static str, help: &'static str, kind: MetricType) -> Family {
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        help: impl Into<Cow<'static, str>>,
+        kind: MetricType,
+    ) -> Family {
         Family {
-            name,
-            help,
+            name: name.into(),
+            help: help.into(),
             seconds: false,
             kind,
             rows: Vec::new(),
@@ -97,7 +103,7 @@ impl prometheus_client::collector::Collector for Families {
                 continue;
             }
             let unit = f.seconds.then_some(&seconds);
-            let mut m = encoder.encode_descriptor(f.name, f.help, unit, f.kind)?;
+            let mut m = encoder.encode_descriptor(&f.name, &f.help, unit, f.kind)?;
             for (labels, value) in &f.rows {
                 match value {
                     Value::Info => m.encode_info(labels)?,

@@ -9,11 +9,10 @@
 use std::collections::VecDeque;
 
 use crate::model::fasthash::IdMap;
-use crate::model::hist::HIST_OCTAVES;
 use crate::model::pressure::CpuPressure;
-use crate::model::rates::{counter_delta, elapsed_s, ThreadMatcher};
-use crate::model::why::{self, BLOCK_REASONS, MIG_CAUSES};
-use crate::model::{HostInfo, Log2Hist, Sample, ThreadSample};
+use crate::model::rates::{counter_delta, elapsed_s, thread_interval_or_all, ThreadMatcher};
+use crate::model::tally::Tally;
+use crate::model::{HostInfo, Sample};
 
 /// How long a process's switch rate is averaged over when ranking
 /// processes for `--top` (an exponential moving average): long enough that
@@ -26,123 +25,12 @@ pub const FORGET_AFTER_NS: u64 = 120_000_000_000;
 /// How much per-CPU run-queue history is kept for the scrape-window gauge.
 pub const RQ_HISTORY: usize = 720;
 
-/// Cumulative counters at one level (the system, a process, a thread).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Counts {
-    pub voluntary: u64,
-    pub involuntary: u64,
-    pub oncpu_ns: u64,
-    pub wait_ns: u64,
-    /// None where the source cannot see migrations (procfs)
-    pub migrations: Option<u64>,
-    pub cross_node_migrations: Option<u64>,
-    /// run-queue latency per log2 slot (us); None without histograms
-    pub wait_hist: Option<[u64; HIST_OCTAVES]>,
-    pub slice_hist: Option<[u64; HIST_OCTAVES]>,
-    /// migrations by cause and voluntary switch-outs by block reason, with
-    /// "other" holding what the probe could not attribute (so they sum to
-    /// `migrations` and `voluntary`); None where the source has no whys
-    pub migrations_by_cause: Option<[u64; MIG_CAUSES]>,
-    pub blocked_on: Option<[u64; BLOCK_REASONS]>,
-}
-
-fn add_opt(total: &mut Option<u64>, now: Option<u64>, before: Option<u64>) {
-    if let Some(n) = now {
-        let d = counter_delta(n, before.unwrap_or(0));
-        *total = Some(total.unwrap_or(0).saturating_add(d));
-    }
-}
-
-fn add_hist(
-    total: &mut Option<[u64; HIST_OCTAVES]>,
-    now: &Option<Log2Hist>,
-    before: Option<&Log2Hist>,
-) {
-    let Some(now) = now else { return };
-    let t = total.get_or_insert([0; HIST_OCTAVES]);
-    let d = match before {
-        Some(b) => now.since(b),
-        None => now.clone(),
-    };
-    for (octave, c) in t.iter_mut().enumerate() {
-        *c = c.saturating_add(d.octave(octave));
-    }
-}
-
-fn add_all<const N: usize>(total: &mut Option<[u64; N]>, d: &[u64; N]) {
-    for (t, d) in total.get_or_insert([0; N]).iter_mut().zip(d) {
-        *t = t.saturating_add(*d);
-    }
-}
-
-impl Counts {
-    /// Add what `cur` did since `prev` (the same thread in the previous
-    /// Sample), or all of it for a thread seen for the first time.
-    pub fn add_thread(&mut self, cur: &ThreadSample, prev: Option<&ThreadSample>) {
-        let d = |now: u64, before: Option<u64>| counter_delta(now, before.unwrap_or(0));
-        self.voluntary = self
-            .voluntary
-            .saturating_add(d(cur.voluntary, prev.map(|p| p.voluntary)));
-        self.involuntary = self
-            .involuntary
-            .saturating_add(d(cur.involuntary, prev.map(|p| p.involuntary)));
-        self.oncpu_ns = self
-            .oncpu_ns
-            .saturating_add(d(cur.oncpu_ns, prev.map(|p| p.oncpu_ns)));
-        self.wait_ns = self
-            .wait_ns
-            .saturating_add(d(cur.wait_ns, prev.map(|p| p.wait_ns)));
-        add_opt(
-            &mut self.migrations,
-            cur.migrations,
-            prev.and_then(|p| p.migrations),
-        );
-        add_opt(
-            &mut self.cross_node_migrations,
-            cur.cross_node_migrations,
-            prev.and_then(|p| p.cross_node_migrations),
-        );
-        add_hist(
-            &mut self.wait_hist,
-            &cur.wait_hist,
-            prev.and_then(|p| p.wait_hist.as_ref()),
-        );
-        add_hist(
-            &mut self.slice_hist,
-            &cur.slice_hist,
-            prev.and_then(|p| p.slice_hist.as_ref()),
-        );
-        if let Some(now) = &cur.why {
-            let w = why::interval(
-                now,
-                prev.and_then(|p| p.why.as_deref()),
-                cur.migrations
-                    .map(|m| d(m, prev.and_then(|p| p.migrations))),
-                d(cur.voluntary, prev.map(|p| p.voluntary)),
-            );
-            add_all(&mut self.migrations_by_cause, &w.migrations_by_cause);
-            add_all(&mut self.blocked_on, &w.blocked_on);
-        }
-    }
-
-    /// A thread's own cumulative counters, as they are.
-    pub fn of_thread(t: &ThreadSample) -> Counts {
-        let mut c = Counts::default();
-        c.add_thread(t, None);
-        c
-    }
-
-    pub fn switches(&self) -> u64 {
-        self.voluntary.saturating_add(self.involuntary)
-    }
-}
-
 #[derive(Clone, Debug)]
 pub struct ProcessTotals {
     pub pid: u32,
     /// the process's name as its main thread set it (hostile)
     pub comm: String,
-    pub counts: Counts,
+    pub counts: Tally,
     /// switches per second, averaged (RANK_TIME_CONSTANT_S)
     pub rank_rate: f64,
     pub last_seen_mono: u64,
@@ -161,7 +49,7 @@ pub struct RqPoint {
 #[derive(Debug)]
 pub struct Totals {
     pub host: HostInfo,
-    pub system: Counts,
+    pub system: Tally,
     pub processes: IdMap<u32, ProcessTotals>,
     /// the newest Sample (per-CPU counters and, with --per-thread, threads)
     pub latest: Option<Sample>,
@@ -184,7 +72,7 @@ impl Totals {
     pub fn new(host: HostInfo) -> Totals {
         Totals {
             host,
-            system: Counts::default(),
+            system: Tally::default(),
             processes: IdMap::default(),
             latest: None,
             thread_rates: Vec::new(),
@@ -211,9 +99,11 @@ impl Totals {
         let mut thread_rates = Vec::with_capacity(cur.threads.len());
         for t in &cur.threads {
             let p = matcher.get(t);
-            let before = self.system.switches();
-            self.system.add_thread(t, p);
-            let did = self.system.switches() - before;
+            // the thread's interval, or its whole history when first seen:
+            // a process's totals are its threads' increments since start
+            let iv = Tally::of(thread_interval_or_all(t, p));
+            let did = iv.switches();
+            self.system.add(&iv);
             thread_rates.push(if dt > 0.0 { did as f64 / dt } else { 0.0 });
             let proc = self
                 .processes
@@ -221,11 +111,11 @@ impl Totals {
                 .or_insert_with(|| ProcessTotals {
                     pid: t.pid,
                     comm: t.process_comm.to_string(),
-                    counts: Counts::default(),
+                    counts: Tally::default(),
                     rank_rate: 0.0,
                     last_seen_mono: cur.mono_ns,
                 });
-            proc.counts.add_thread(t, p);
+            proc.counts.add(&iv);
             proc.last_seen_mono = cur.mono_ns;
             if t.tid == t.pid && *proc.comm != *t.process_comm {
                 proc.comm = t.process_comm.to_string();
@@ -308,7 +198,7 @@ impl Totals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{CpuSample, RqSample};
+    use crate::model::{CpuSample, Log2Hist, RqSample, ThreadSample};
 
     fn thread(tid: u32, pid: u32, start: u64, vol: u64, invol: u64) -> ThreadSample {
         ThreadSample {
@@ -357,7 +247,11 @@ mod tests {
         t.update(sample(3, vec![thread(10, 10, 1, 8, 1)]));
         let c = &t.processes[&10].counts;
         assert_eq!((c.voluntary, c.involuntary), (138, 10));
-        assert_eq!(c.wait_hist.unwrap()[1], 10, "histogram kept too");
+        assert_eq!(
+            c.wait_hist.as_ref().unwrap().octave(1),
+            10,
+            "histogram kept too"
+        );
         assert_eq!(c.migrations, Some(4 + 65));
         assert_eq!(t.system.voluntary, 138);
     }

@@ -11,6 +11,7 @@ use crate::model::cgroup_name::short_name;
 use crate::model::rates::{
     counter_delta, elapsed_s, thread_interval, ThreadInterval, ThreadMatcher,
 };
+use crate::model::tally::Tally;
 use crate::model::why::WhyCounts;
 use crate::model::{Log2Hist, Sample, ThreadAttrs, ThreadSample};
 
@@ -31,77 +32,10 @@ pub struct SystemRates {
     pub counter_anomalies: u64,
 }
 
-/// Sums of one interval, before dividing by its length.
-#[derive(Clone, Debug, Default)]
-struct Totals {
-    voluntary: u64,
-    involuntary: u64,
-    oncpu_ns: u64,
-    wait_ns: u64,
-    migrations: Option<u64>,
-    cross_node_migrations: Option<u64>,
-    slice_hist: Option<Log2Hist>,
-    wait_hist: Option<Log2Hist>,
-    why: Option<WhyCounts>,
-    wakeup_wait_hist: Option<Log2Hist>,
-    preempt_wait_hist: Option<Log2Hist>,
-}
-
-impl Totals {
-    /// A thread's own interval, moved (no histogram copied).
-    fn of(i: ThreadInterval) -> Totals {
-        Totals {
-            voluntary: i.voluntary,
-            involuntary: i.involuntary,
-            oncpu_ns: i.oncpu_ns,
-            wait_ns: i.wait_ns,
-            migrations: i.migrations,
-            cross_node_migrations: i.cross_node_migrations,
-            slice_hist: i.slice_hist,
-            wait_hist: i.wait_hist,
-            why: i.why,
-            wakeup_wait_hist: i.wakeup_wait_hist,
-            preempt_wait_hist: i.preempt_wait_hist,
-        }
-    }
-
-    fn from_interval(i: &ThreadInterval) -> Totals {
-        Totals::of(i.clone())
-    }
-
-    /// Sums saturate: a hostile recording's counters cannot overflow them.
-    fn add(&mut self, o: &Totals) {
-        self.voluntary = self.voluntary.saturating_add(o.voluntary);
-        self.involuntary = self.involuntary.saturating_add(o.involuntary);
-        self.oncpu_ns = self.oncpu_ns.saturating_add(o.oncpu_ns);
-        self.wait_ns = self.wait_ns.saturating_add(o.wait_ns);
-        if let Some(m) = o.migrations {
-            self.migrations = Some(self.migrations.unwrap_or(0).saturating_add(m));
-        }
-        if let Some(m) = o.cross_node_migrations {
-            let c = self.cross_node_migrations.unwrap_or(0);
-            self.cross_node_migrations = Some(c.saturating_add(m));
-        }
-        merge_hist(&mut self.slice_hist, &o.slice_hist);
-        merge_hist(&mut self.wait_hist, &o.wait_hist);
-        if let Some(w) = &o.why {
-            self.why.get_or_insert_with(WhyCounts::default).add(w);
-        }
-        merge_hist(&mut self.wakeup_wait_hist, &o.wakeup_wait_hist);
-        merge_hist(&mut self.preempt_wait_hist, &o.preempt_wait_hist);
-    }
-}
-
-fn merge_hist(into: &mut Option<Log2Hist>, from: &Option<Log2Hist>) {
-    if let Some(f) = from {
-        into.get_or_insert_with(Log2Hist::new).merge(f);
-    }
-}
-
 /// The figures of a row from its interval totals (moved into the row).
 /// `no_why` is shared by every row whose interval has no why figures (an
 /// idle thread's): no allocation per idle row.
-fn fill(row: &mut Row, t: Option<Totals>, dt: f64, no_why: &Arc<WhyCounts>) {
+fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
     let Some(t) = t else { return };
     row.oncpu_ns = Some(t.oncpu_ns);
     row.wait_ns = Some(t.wait_ns);
@@ -223,7 +157,7 @@ pub fn derive_reusing(
     let mut quiet = Vec::with_capacity(cur.threads.len());
     let mut processes = spare.processes;
     processes.clear();
-    let mut procs: BTreeMap<u32, (Row, Option<Totals>)> = BTreeMap::new();
+    let mut procs: BTreeMap<u32, (Row, Option<Tally>)> = BTreeMap::new();
     let mut system = SystemRates {
         interval_s: dt,
         switches_s: prev.map(|p| {
@@ -269,7 +203,7 @@ pub fn derive_reusing(
         let is_quiet = dt > 0.0 && iv.as_ref().is_some_and(quiet_interval);
         quiet.push(is_quiet);
         let keep = is_quiet && in_place && was_quiet[j] && reusable(&threads[j], t, &paths);
-        let totals = iv.map(Totals::of);
+        let totals = iv.map(Tally::of);
         add_to_process(&mut procs, t, totals.as_ref(), &paths, &names);
         if let Some(tt) = &totals {
             system.voluntary_s += ThreadInterval::per_s(tt.voluntary, dt);
@@ -319,9 +253,9 @@ pub fn derive_reusing(
 /// A thread's process row: its counts and, from its main thread (or the
 /// first one seen), the name, settings and cgroup.
 fn add_to_process(
-    procs: &mut BTreeMap<u32, (Row, Option<Totals>)>,
+    procs: &mut BTreeMap<u32, (Row, Option<Tally>)>,
     t: &ThreadSample,
-    totals: Option<&Totals>,
+    totals: Option<&Tally>,
     paths: &[Arc<str>],
     names: &[Arc<str>],
 ) {
@@ -347,7 +281,7 @@ fn add_to_process(
         p.cgroup_name = t.cgroup.and_then(|i| names.get(i as usize).cloned());
     }
     if let Some(tt) = totals {
-        ptot.get_or_insert_with(Totals::default).add(tt);
+        ptot.get_or_insert_with(Tally::default).add(tt);
     }
 }
 
@@ -368,7 +302,7 @@ fn idle_since(p: &ThreadSample, t: &ThreadSample) -> bool {
 /// has: built once per kind of thread, not once for each of 50,000 idle
 /// threads (a ~300-byte interval each was a tenth of the live view).
 #[derive(Default)]
-struct EmptyIntervals(Vec<(IntervalShape, ThreadInterval, Totals)>);
+struct EmptyIntervals(Vec<(IntervalShape, ThreadInterval, Tally)>);
 
 /// Which figures a thread has: migrations, cross-node migrations, the four
 /// histograms (none, fine, octaves only), why figures.
@@ -376,7 +310,7 @@ type IntervalShape = [u8; 7];
 
 impl EmptyIntervals {
     /// The interval of `t`, idle since `p` (`idle_since`), and its totals.
-    fn of(&mut self, t: &ThreadSample, p: &ThreadSample) -> Option<(&ThreadInterval, &Totals)> {
+    fn of(&mut self, t: &ThreadSample, p: &ThreadSample) -> Option<(&ThreadInterval, &Tally)> {
         let kind = |h: &Option<Log2Hist>| h.as_ref().map_or(0, |h| 1 + u8::from(h.octaves_only));
         let shape = [
             u8::from(t.migrations.is_some()),
@@ -391,7 +325,7 @@ impl EmptyIntervals {
             Some(i) => i,
             None => {
                 let iv = thread_interval(t, Some(p)).filter(quiet_interval)?;
-                let totals = Totals::from_interval(&iv);
+                let totals = Tally::of(iv.clone());
                 self.0.push((shape, iv, totals));
                 self.0.len() - 1
             }
@@ -465,7 +399,7 @@ pub struct SinceStart {
 /// Histograms and whys of `key` from `first` to `cur` (the detail pane's
 /// "since start"): a thread that is not in `first` counts from its own start.
 pub fn since_start(first: &Sample, cur: &Sample, key: RowKey) -> SinceStart {
-    let mut total = Totals::default();
+    let mut total = Tally::default();
     let earlier = crate::model::rates::index_threads(first);
     for t in &cur.threads {
         let wanted = match key {
@@ -478,21 +412,8 @@ pub fn since_start(first: &Sample, cur: &Sample, key: RowKey) -> SinceStart {
             continue;
         }
         let before = earlier.get(&(t.tid, t.start_time_ns)).copied();
-        let iv = crate::model::rates::thread_interval(t, before).unwrap_or(ThreadInterval {
-            voluntary: t.voluntary,
-            involuntary: t.involuntary,
-            oncpu_ns: t.oncpu_ns,
-            wait_ns: t.wait_ns,
-            migrations: t.migrations,
-            cross_node_migrations: t.cross_node_migrations,
-            slice_hist: t.slice_hist.clone(),
-            wait_hist: t.wait_hist.clone(),
-            why: None,
-            wakeup_wait_hist: t.wakeup_wait_hist.clone(),
-            preempt_wait_hist: t.preempt_wait_hist.clone(),
-            anomalies: 0,
-        });
-        total.add(&Totals::from_interval(&iv));
+        let iv = crate::model::rates::thread_interval_or_all(t, before);
+        total.add(&Tally::of(iv));
     }
     let mut why = total.why;
     if let Some(w) = why.as_mut() {

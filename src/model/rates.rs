@@ -144,6 +144,29 @@ pub fn thread_interval(cur: &ThreadSample, prev: Option<&ThreadSample>) -> Optio
     }
 }
 
+/// `thread_interval`, or for a thread first seen with no known starting
+/// values, everything it counted since it started (its cumulative figures):
+/// what a running total (the exporter's, "since start") adds for it.
+pub fn thread_interval_or_all(cur: &ThreadSample, prev: Option<&ThreadSample>) -> ThreadInterval {
+    thread_interval(cur, prev).unwrap_or_else(|| ThreadInterval {
+        voluntary: cur.voluntary,
+        involuntary: cur.involuntary,
+        oncpu_ns: cur.oncpu_ns,
+        wait_ns: cur.wait_ns,
+        migrations: cur.migrations,
+        cross_node_migrations: cur.cross_node_migrations,
+        slice_hist: cur.slice_hist.clone(),
+        wait_hist: cur.wait_hist.clone(),
+        why: cur
+            .why
+            .as_ref()
+            .map(|w| why::interval(w, None, cur.migrations, cur.voluntary)),
+        wakeup_wait_hist: cur.wakeup_wait_hist.clone(),
+        preempt_wait_hist: cur.preempt_wait_hist.clone(),
+        anomalies: 0,
+    })
+}
+
 /// Seconds between two Samples by the monotonic clock (real elapsed time,
 /// whatever the nominal interval was).
 pub fn elapsed_s(prev: &Sample, cur: &Sample) -> f64 {
