@@ -3,9 +3,12 @@
 //! replayed moment shows exactly the rows live showed for it.
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::hand_samples;
+
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
-use schedtop::model::interval as rows;
+use schedtop::model::{Sample, ThreadSample};
 use schedtop::record::Reader;
 use schedtop::ui::action::Effect;
 use schedtop::ui::render::{buffer_text, render_to_buffer};
@@ -264,27 +267,138 @@ fn live_rows(path: &Path, upto: usize, w: u16, h: u16) -> AppState {
     app
 }
 
+/// A thread's rates over an interval, computed here from the Samples' raw
+/// counters: the README's definitions (per second of the monotonic clock
+/// between the Samples; a thread new in `cur`, or any thread of a
+/// segment's first Sample, counts from its baseline over the nominal
+/// interval, and has no rates without one), written again for the test.
+fn rates_by_hand(
+    prev: Option<&Sample>,
+    cur: &Sample,
+    nominal_s: f64,
+    t: &ThreadSample,
+) -> Option<(f64, f64, f64)> {
+    let dt = prev.map_or(nominal_s, |p| (cur.mono_ns - p.mono_ns) as f64 / 1e9);
+    let before = prev.and_then(|p| {
+        p.threads
+            .iter()
+            .find(|p| p.tid == t.tid && p.start_time_ns == t.start_time_ns)
+    });
+    let (v, n, on) = match before {
+        Some(p) => (p.voluntary, p.involuntary, p.oncpu_ns),
+        None => {
+            let b = t.baseline.as_deref()?;
+            (b.voluntary, b.involuntary, b.oncpu_ns)
+        }
+    };
+    let d = |now: u64, then: u64| now.saturating_sub(then) as f64;
+    Some((
+        d(t.voluntary, v) / dt,
+        d(t.involuntary, n) / dt,
+        d(t.oncpu_ns, on) / 1e9 / dt * 100.0,
+    ))
+}
+
+fn close(a: Option<f64>, b: f64) -> bool {
+    a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))
+}
+
+/// The rows of `app` (at Sample `i` of `path`) against `rates_by_hand`;
+/// the number of rows with rates.
+fn check_rates(app: &AppState, prev: Option<&Sample>, cur: &Sample, what: &str) -> usize {
+    assert_eq!(app.derived.threads.len(), cur.threads.len(), "{what}");
+    let mut checked = 0;
+    for t in cur.threads.iter() {
+        let row = app
+            .derived
+            .threads
+            .iter()
+            .find(|r| r.id == t.tid && r.pid == t.pid)
+            .unwrap_or_else(|| panic!("{what}: no row for {}", t.tid));
+        let what = format!("{what} tid {}: {row:?}", t.tid);
+        let nominal = app.interval_ns as f64 / 1e9;
+        match rates_by_hand(prev, cur, nominal, t) {
+            Some((v, n, cpu)) => {
+                assert!(close(row.vcsw_s, v), "vcsw {v}: {what}");
+                assert!(close(row.nvcsw_s, n), "nvcsw {n}: {what}");
+                assert!(close(row.cpu_pct, cpu), "cpu {cpu}: {what}");
+                checked += 1;
+            }
+            None => assert!(row.vcsw_s.is_none(), "{what}"),
+        }
+    }
+    checked
+}
+
 #[test]
-fn replayed_rows_equal_rows_computed_from_the_recorded_pair() {
+fn replayed_rows_have_the_rates_of_the_recorded_pair() {
     for path in [v1(), demo()] {
         let mut r = Reader::open(&path).unwrap();
+        let mut stepped = at(&path, 0, 200, 50);
+        let mut checked = 0;
         for i in 1..r.len() {
-            let Some(p) = r.prev_of(i) else { continue };
-            let prev = r.sample(p).unwrap();
+            key(&mut stepped, KeyCode::Char('t'));
+            assert_eq!(index(&stepped), i);
+            // a segment's first Sample has no previous one
+            let prev = r.prev_of(i).map(|p| r.sample(p).unwrap());
             let cur = r.sample(i).unwrap();
-            let nominal = r.host_of(i).interval_ns as f64 / 1e9;
-            let want = rows::derive(Some(&prev), &cur, nominal);
-            // jumped to
+            let what = format!("{path:?} {i} stepped");
+            checked += check_rates(&stepped, prev.as_ref(), &cur, &what);
+            // jumped to, at every 5th (a jump loads the Samples before it
+            // for the sparklines, and a live app is fed from the segment's
+            // start: the whole recording each time is seconds)
+            if i % 5 != 1 && i + 1 != r.len() && prev.is_some() {
+                continue;
+            }
             let app = at(&path, i, 200, 50);
-            assert_eq!(app.derived.threads, want.threads, "{path:?} {i}");
-            assert_eq!(app.derived.processes, want.processes, "{path:?} {i}");
-            assert_eq!(app.derived.system, want.system, "{path:?} {i}");
+            check_rates(&app, prev.as_ref(), &cur, &format!("{path:?} {i} jumped"));
             // and the same screen as a live app fed the same Samples
             let live = live_rows(&path, i, 200, 50);
             assert_eq!(app.rows().to_vec(), live.rows().to_vec(), "{path:?} {i}");
             assert_eq!(app.cpu, live.cpu, "{path:?} {i}");
         }
+        assert!(checked >= 20, "{path:?}: {checked} rows checked");
     }
+}
+
+#[test]
+fn a_replayed_moment_shows_the_figures_worked_out_by_hand() {
+    // tests/common/hand_samples.rs derives each figure
+    let dir = tempfile::tempdir().unwrap();
+    let path = hand_samples::recording(dir.path());
+    let app = at(&path, 1, 200, 50);
+    let thread = |tid: u32| {
+        app.derived
+            .threads
+            .iter()
+            .find(|r| r.id == tid)
+            .unwrap_or_else(|| panic!("no row for {tid}"))
+    };
+    let s = thread(100);
+    assert!(close(s.vcsw_s, 300.0), "{s:?}");
+    assert!(close(s.nvcsw_s, 20.0), "{s:?}");
+    assert!(close(s.cpu_pct, 75.0), "{s:?}");
+    // 6 and 1 migrations in 2.0 s
+    assert!(close(s.migr_s, 3.0) && close(s.xnode_s, 0.5), "{s:?}");
+    // 1.5 s on CPU over the 35 slices of the histogram's interval
+    assert!(close(s.avg_slice_ns, 1.5e9 / 35.0), "{s:?}");
+    let w = thread(101);
+    assert!(close(w.vcsw_s, 10.0) && close(w.cpu_pct, 10.0), "{w:?}");
+    assert!(close(thread(102).vcsw_s, 4.0));
+    assert!(thread(103).vcsw_s.is_none(), "a reused tid, no baseline");
+    let process = app
+        .derived
+        .processes
+        .iter()
+        .find(|r| r.id == 100)
+        .expect("process 100");
+    assert_eq!(process.threads, 2);
+    assert!(close(process.vcsw_s, 310.0), "{process:?}");
+    assert!(close(process.nvcsw_s, 21.0), "{process:?}");
+    assert!(close(process.cpu_pct, 85.0), "{process:?}");
+    let system = app.system().unwrap();
+    assert!(close(Some(system.interval_s), 2.0), "{system:?}");
+    assert!(close(system.switches_s, 450.0), "{system:?}");
 }
 
 #[test]

@@ -363,10 +363,29 @@ mod tests {
         f.sort_unstable();
         f.dedup();
         assert_eq!(f.len(), n, "duplicate field");
+        // the titles: one per column, none cut short by its own width (a
+        // cell is never wider than the column's width: ui/columns.rs)
+        let mut titles: Vec<&str> = METRICS
+            .iter()
+            .filter_map(|m| m.column.map(|c| c.title))
+            .collect();
+        assert!(titles.len() >= 10, "{titles:?}");
+        let n = titles.len();
+        titles.sort_unstable();
+        titles.dedup();
+        assert_eq!(titles.len(), n, "duplicate title");
         for m in METRICS {
             if let Some(c) = m.column {
                 assert!(c.threads || c.processes, "{} shows nowhere", m.key);
                 assert!(c.width as usize >= 3, "{}", m.key);
+                assert!(!c.title.trim().is_empty(), "{}: no title", m.key);
+                assert!(
+                    c.title.chars().count() <= c.width as usize,
+                    "{}: title {:?} wider than {}",
+                    m.key,
+                    c.title,
+                    c.width
+                );
             }
         }
         assert!(by_key("nvcsw").is_some() && by_key("nope").is_none());

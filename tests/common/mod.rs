@@ -2,6 +2,7 @@
 //! kernel's own counters to check schedtop against.
 #![allow(dead_code)]
 
+pub mod hand_samples;
 pub mod perfetto;
 pub mod skip;
 pub mod spin_sleep;
