@@ -292,3 +292,72 @@ pub fn exposure_warning(addr: std::net::SocketAddr, tls: bool, auth: bool) -> Op
         ),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        match parse(text, Path::new("/nonexistent")) {
+            Ok(_) => panic!("{text:?} was accepted"),
+            Err(e) => format!("{e:#}"),
+        }
+    }
+
+    #[test]
+    fn users_and_their_hashes() {
+        let h = bcrypt::hash("pw", 4).unwrap();
+        let c = parse(
+            &format!("basic_auth_users:\n  alice: {h}\n  42: '{h}'\n"),
+            Path::new("."),
+        )
+        .unwrap();
+        assert!(c.tls.is_none());
+        assert_eq!(c.users.keys().collect::<Vec<_>>(), ["42", "alice"]);
+        assert_eq!(c.users["alice"], h);
+        // nothing configured: an empty file, a comment, an empty mapping
+        for empty in ["", "# nothing\n", "{}\n", "basic_auth_users:\n"] {
+            let c = parse(empty, Path::new(".")).unwrap();
+            assert!(c.tls.is_none() && c.users.is_empty(), "{empty:?}");
+        }
+        assert!(err(&format!("basic_auth_users:\n  'a:b': {h}\n")).contains("':'"));
+        assert!(err(&format!("basic_auth_users:\n  a: {h}\n  a: {h}\n")).contains("duplicated key"));
+        let slow = h.replacen("$04$", "$18$", 1);
+        assert!(err(&format!("basic_auth_users:\n  a: '{slow}'\n")).contains("cost 18"));
+        let weak = h.replacen("$04$", "$03$", 1);
+        assert!(err(&format!("basic_auth_users:\n  a: '{weak}'\n")).contains("cost 3"));
+        assert!(err("basic_auth_users:\n  a: 12\n").contains("basic_auth_users.a"));
+        assert!(err("basic_auth_users: yes\n").contains("must be a mapping"));
+        assert!(err("http_server_config:\n  http2: false\n")
+            .contains("http_server_config is not supported"));
+        assert!(err("---\na: 1\n---\nb: 2\n").contains("more than one"));
+        assert!(err("tls_server_config:\n").contains("needs cert_file and key_file"));
+        assert!(err("tls_server_config:\n  cert_file: ''\n  key_file: k\n")
+            .contains("cert_file is empty"));
+    }
+
+    #[test]
+    fn the_warning_names_what_leaks_and_what_is_missing() {
+        let lo: std::net::SocketAddr = "127.0.0.1:9717".parse().unwrap();
+        let lo6: std::net::SocketAddr = "[::1]:9717".parse().unwrap();
+        let mapped: std::net::SocketAddr = "[::ffff:127.0.0.1]:9717".parse().unwrap();
+        let all: std::net::SocketAddr = "0.0.0.0:9717".parse().unwrap();
+        let all6: std::net::SocketAddr = "[::]:9717".parse().unwrap();
+        for addr in [lo, lo6, mapped] {
+            for (tls, auth) in [(false, false), (true, false), (false, true)] {
+                assert!(exposure_warning(addr, tls, auth).is_none(), "{addr}");
+            }
+        }
+        for addr in [all, all6] {
+            assert!(exposure_warning(addr, true, true).is_none());
+            let none = exposure_warning(addr, false, false).unwrap();
+            assert!(none.contains("neither TLS nor a password") && none.contains("--web-config"));
+            assert!(exposure_warning(addr, true, false)
+                .unwrap()
+                .contains("no password"));
+            assert!(exposure_warning(addr, false, true)
+                .unwrap()
+                .contains("clear text"));
+        }
+    }
+}
