@@ -246,7 +246,8 @@ fn a_flood_costs_no_samples_threads_or_memory() {
     drop(held);
 }
 
-/// `n` connections that connect and never send a byte, each reopened as
+/// `n` connections that connect and never finish a request (half send
+/// nothing, half stop in the middle of their headers), each reopened as
 /// soon as the exporter closes it (as a misbehaving client or a port
 /// scanner would), until `end`: (connections opened, closed by the
 /// exporter, most open at once).
@@ -259,7 +260,7 @@ fn hold_idle(
         let mut held: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
         let (mut opened, mut closed, mut most) = (0, 0, 0);
         while Instant::now() < end {
-            for slot in held.iter_mut() {
+            for (i, slot) in held.iter_mut().enumerate() {
                 let alive = slot.as_mut().is_some_and(|c| {
                     c.set_nonblocking(true).unwrap();
                     matches!(c.read(&mut [0u8; 64]), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
@@ -268,6 +269,9 @@ fn hold_idle(
                     closed += u32::from(slot.is_some());
                     *slot = TcpStream::connect_timeout(&addr, Duration::from_secs(1)).ok();
                     opened += u32::from(slot.is_some());
+                    if let Some(c) = slot.as_mut().filter(|_| i % 2 == 1) {
+                        let _ = c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n");
+                    }
                 }
             }
             most = most.max(held.iter().filter(|c| c.is_some()).count());
@@ -281,8 +285,8 @@ fn hold_idle(
 fn idle_connections_never_starve_scrapes() {
     let s = start(&[]);
     metrics_ok(s.addr);
-    // 200 idle connections from 127.0.0.1 (the scraper's address too),
-    // held for the whole run
+    // 200 idle or half-sent connections from 127.0.0.1 (the scraper's
+    // address too), held for the whole run
     let end = Instant::now() + Duration::from_secs(12);
     let idle = hold_idle(s.addr, 200, end);
     std::thread::sleep(Duration::from_secs(1));
@@ -299,7 +303,7 @@ fn idle_connections_never_starve_scrapes() {
     }
     let (opened, closed, most) = idle.join().unwrap();
     eprintln!(
-        "idle flood: {answered}/{asked} scrapes answered 200 while 200 idle connections were held ({opened} opened, {closed} closed by the exporter, {most} open at once on the client side)"
+        "idle flood: {answered}/{asked} scrapes answered 200 while 200 idle or half-sent connections were held ({opened} opened, {closed} closed by the exporter, {most} open at once on the client side)"
     );
     assert!(asked >= 50, "only {asked} scrapes in 10 s");
     assert!(answered * 100 >= asked * 99, "{answered}/{asked} answered");
