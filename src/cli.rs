@@ -349,6 +349,11 @@ pub struct ServeArgs {
     /// Address to listen on (HOST:PORT)
     #[arg(long, value_name = "ADDR", default_value = crate::serve::DEFAULT_LISTEN)]
     pub listen: String,
+    /// TLS and basic-auth users, in the web-config YAML of Prometheus's
+    /// exporters (tls_server_config: cert_file, key_file; basic_auth_users:
+    /// user: bcrypt hash)
+    #[arg(long, value_name = "FILE")]
+    pub web_config: Option<std::path::PathBuf>,
     /// Interval between Samples, in seconds; scrapes read the newest one
     #[arg(short = 'i', long, value_name = "SECS", default_value_t = 5.0, value_parser = parse_interval)]
     pub interval: f64,

@@ -84,6 +84,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     max_series: a.max_series,
                 },
                 http: Default::default(),
+                web_config: a.web_config,
             },
             {
                 let mut watch = schedtop::incident_cli::Headless::from_args(&a.incidents)?;

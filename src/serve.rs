@@ -16,7 +16,7 @@ use crate::export::openmetrics_encode::{
     to_prometheus_text, wants_prometheus_text, OPENMETRICS_TYPE, PROMETHEUS_TYPE,
 };
 use crate::export::openmetrics_totals::Totals;
-use crate::serve_http::{self, Answer, Asked, HttpLimits};
+use crate::serve_http::{self, web_config, Answer, Asked, HttpLimits};
 use crate::util::signals;
 
 /// The port `schedtop serve` listens on unless told (README "Fleet").
@@ -27,6 +27,8 @@ pub struct ServeOptions {
     pub live: LiveOptions,
     pub export: ExportOptions,
     pub http: HttpLimits,
+    /// `--web-config`: TLS and basic authentication (exporter-toolkit's format)
+    pub web_config: Option<std::path::PathBuf>,
 }
 
 const INDEX: &str = "<!DOCTYPE html>\n<html><head><title>schedtop</title></head><body>\n\
@@ -114,10 +116,19 @@ pub fn run_with(
             anyhow::bail!("no process with pid {pid}");
         }
     }
-    // the port first: a port in use is the likeliest mistake, say it before
-    // loading any probe
+    // the web config and the port first: a broken file or a port in use is
+    // the likeliest mistake, say it before loading any probe
+    let web = match &o.web_config {
+        Some(path) => web_config::load(path)?,
+        None => web_config::WebConfig::none(),
+    };
     let listener = serve_http::bind(&o.listen)?;
     let addr = listener.local_addr()?;
+    let (tls, auth) = (web.tls.is_some(), !web.users.is_empty());
+    if let Some(warning) = web_config::exposure_warning(addr, tls, auth) {
+        crate::say!("schedtop: {warning}");
+    }
+    let access = serve_http::Access::new(web)?;
     signals::stop_on(&[libc::SIGINT, libc::SIGTERM]);
     let totals: Arc<Mutex<Option<Totals>>> = Arc::new(Mutex::new(None));
     let failed = Arc::new(AtomicBool::new(false));
@@ -186,7 +197,9 @@ pub fn run_with(
         crate::say!("schedtop: {reason}");
     }
     crate::say!(
-        "schedtop: serving http://{addr}/metrics, a Sample every {} s ({} source)",
+        "schedtop: serving {}://{addr}/metrics{}, a Sample every {} s ({} source)",
+        if tls { "https" } else { "http" },
+        if auth { " (basic auth)" } else { "" },
         o.live.interval_ns as f64 / 1e9,
         host.source.as_str()
     );
@@ -199,7 +212,14 @@ pub fn run_with(
         let failed = failed.clone();
         move || signals::stop_requested() || failed.load(Ordering::SeqCst)
     };
-    let served = serve_http::serve(listener, handler, o.http, stop_http, Duration::from_secs(2));
+    let served = serve_http::serve(
+        listener,
+        handler,
+        o.http,
+        access,
+        stop_http,
+        Duration::from_secs(2),
+    );
     // the sampler stops on the same signal (or has failed, with its error)
     let sampled = sampler
         .join()
