@@ -8,30 +8,57 @@ impl ThreadSample {
     /// Every field but the cgroup and the why figures as `r`'s (the
     /// histograms sharing their counts): an idle thread between two drains.
     pub fn unchanged_from(&self, r: &ThreadSample) -> bool {
-        let t = self;
         let same_hist = |a: &Option<Log2Hist>, b: &Option<Log2Hist>| match (a, b) {
             (None, None) => true,
             (Some(a), Some(b)) => a.octaves_only == b.octaves_only && a.counts.same(&b.counts),
             _ => false,
         };
-        r.tid == t.tid
-            && r.pid == t.pid
-            && r.cpu == t.cpu
-            && r.start_time_ns == t.start_time_ns
-            && r.voluntary == t.voluntary
-            && r.involuntary == t.involuntary
-            && r.oncpu_ns == t.oncpu_ns
-            && r.wait_ns == t.wait_ns
-            && r.migrations == t.migrations
-            && r.cross_node_migrations == t.cross_node_migrations
-            && r.baseline == t.baseline
-            && r.exited == t.exited
-            && r.attrs == t.attrs
-            && r.comm == t.comm
-            && r.process_comm == t.process_comm
-            && same_hist(&r.slice_hist, &t.slice_hist)
-            && same_hist(&r.wait_hist, &t.wait_hist)
-            && same_hist(&r.wakeup_wait_hist, &t.wakeup_wait_hist)
-            && same_hist(&r.preempt_wait_hist, &t.preempt_wait_hist)
+        // Every field named, no `..`: a field added to ThreadSample does
+        // not compile here until it is compared (or said to be left out),
+        // so the codec's "same" flag can never drop a new figure silently.
+        let ThreadSample {
+            tid,
+            pid,
+            comm,
+            process_comm,
+            cpu,
+            start_time_ns,
+            voluntary,
+            involuntary,
+            oncpu_ns,
+            wait_ns,
+            migrations,
+            cross_node_migrations,
+            slice_hist,
+            wait_hist,
+            wakeup_wait_hist,
+            preempt_wait_hist,
+            baseline,
+            exited,
+            attrs,
+            // the cgroup and the why figures travel on their own in the
+            // codec (and interval.rs compares the whys by pointer)
+            cgroup: _,
+            why: _,
+        } = self;
+        r.tid == *tid
+            && r.pid == *pid
+            && r.cpu == *cpu
+            && r.start_time_ns == *start_time_ns
+            && r.voluntary == *voluntary
+            && r.involuntary == *involuntary
+            && r.oncpu_ns == *oncpu_ns
+            && r.wait_ns == *wait_ns
+            && r.migrations == *migrations
+            && r.cross_node_migrations == *cross_node_migrations
+            && r.baseline == *baseline
+            && r.exited == *exited
+            && r.attrs == *attrs
+            && r.comm == *comm
+            && r.process_comm == *process_comm
+            && same_hist(&r.slice_hist, slice_hist)
+            && same_hist(&r.wait_hist, wait_hist)
+            && same_hist(&r.wakeup_wait_hist, wakeup_wait_hist)
+            && same_hist(&r.preempt_wait_hist, preempt_wait_hist)
     }
 }
