@@ -34,7 +34,7 @@ pub const DEFAULT_COOLDOWN_NS: u64 = 300_000_000_000;
 pub const DEFAULT_MAX_BUNDLES: u32 = 20;
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 /// What every bundle directory's name starts with.
-pub const PREFIX: &str = "schedtop-incident-";
+pub use super::incident_rotate::PREFIX;
 use super::incident_writer::{Caps, Job, Render, Running};
 use crate::collect::Seekable;
 use crate::model::cpus;

@@ -13,9 +13,10 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use super::incident::PREFIX;
-use super::incident_writer::RECORDING;
-
+/// What every bundle directory's name starts with.
+pub const PREFIX: &str = "schedtop-incident-";
+/// The recording's name inside a bundle.
+pub const RECORDING: &str = "recording.schedtop";
 /// The file that marks a bundle as schedtop's.
 pub const MARKER: &str = "summary.json";
 /// A summary larger than this is not one schedtop wrote.

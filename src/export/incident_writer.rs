@@ -26,7 +26,7 @@ use crate::record::{OpenMode, WriteOptions, Writer, Written};
 use crate::util::files::create_new_mode;
 
 /// The recording's name inside a bundle.
-pub const RECORDING: &str = "recording.schedtop";
+pub use super::incident_rotate::RECORDING;
 
 /// What `on_sample` did.
 #[derive(Clone, Debug, PartialEq)]
