@@ -54,10 +54,10 @@ pub struct TriggerArgs {
     /// No new bundle this long after one [default: 5m]
     #[arg(long, value_name = "D", value_parser = parse_span)]
     pub cooldown: Option<u64>,
-    /// At most this many bundles in the incident directory [default: 20]
+    /// At most this many bundles in the incident directory; beyond, the oldest goes [default: 20]
     #[arg(long, value_name = "N")]
     pub max_incidents: Option<u32>,
-    /// At most this many bytes of bundles in the incident directory (500M, 2G) [default: 1G]
+    /// At most this many bytes of bundles in the incident directory, flight traces included; beyond, the oldest goes (500M, 2G) [default: 1G]
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
     pub incident_max_size: Option<u64>,
     /// record, serve: keep this much of the past in memory for a bundle's

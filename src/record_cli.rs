@@ -118,7 +118,8 @@ pub fn dump(a: &DumpArgs) -> Result<()> {
         to: time("to", &a.to)?,
         pids: a.pids.clone(),
     };
-    let (mut r, problems) = crate::record::dir::open_timeline(&a.file)?;
+    let tl = crate::record::dir::open_timeline(&a.file)?;
+    let mut r = tl.source;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let rep = match run_dump(r.as_mut(), &opts, &mut out) {
@@ -134,7 +135,7 @@ pub fn dump(a: &DumpArgs) -> Result<()> {
         }
     };
     let _ = out.flush();
-    for p in &problems {
+    for p in tl.notes.iter().chain(&tl.unreadable) {
         crate::say!("schedtop: {p}");
     }
     for s in &rep.skipped {
@@ -155,7 +156,8 @@ pub fn dump(a: &DumpArgs) -> Result<()> {
             r.len()
         );
     }
-    Ok(())
+    // everything readable is out: a file that was not makes it a failure
+    crate::record::dir::check_unreadable(&a.file, &tl.unreadable)
 }
 
 pub fn replay(a: &ReplayArgs) -> Result<()> {
@@ -176,10 +178,9 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
         None => None,
     };
     // a file, or a directory of them (`record --dir`) as one timeline
-    let (r, problems) = crate::record::dir::open_timeline(&a.file)?;
-    for p in &problems {
-        crate::say!("schedtop: {p}");
-    }
+    let tl = crate::record::dir::open_timeline(&a.file)?;
+    tl.say_problems();
+    let r = tl.source;
     let times = (0..r.len()).filter_map(|i| r.time_of(i));
     let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {
         bail!("{}: the recording has no Samples", a.file.display());
@@ -217,5 +218,10 @@ pub fn replay(a: &ReplayArgs) -> Result<()> {
     let session = crate::ui::Session::replay_at(rp, start, playing);
     // the session moves through the recording itself: no feed
     let feed = crate::ui::feed::NoFeed::new(session.host.clone());
-    crate::ui::run::run_with(session, feed, &shots)
+    crate::ui::run::run_with(session, feed, &shots)?;
+    // the screen hid the names said before it: again, and the status
+    for p in &tl.unreadable {
+        crate::say!("schedtop: {p}");
+    }
+    crate::record::dir::check_unreadable(&a.file, &tl.unreadable)
 }

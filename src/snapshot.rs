@@ -167,6 +167,7 @@ pub fn run(a: &SnapshotArgs) -> Result<()> {
     if let Some(p) = out {
         check_output(p, a.force)?;
     }
+    let mut left_out = None;
     let app = match &a.from {
         Some(file) => {
             if a.duration.is_some() {
@@ -176,7 +177,11 @@ pub fn run(a: &SnapshotArgs) -> Result<()> {
                 Some(s) => Some(parse_time(s).map_err(|e| anyhow!("--at: {e}"))?),
                 None => None,
             };
-            from_recording(file, at, &plan)?
+            let (app, unreadable) = from_recording(file, at, &plan)?;
+            // the snapshot is made from what reads; the files that do not
+            // make the exit status non-zero (named on stderr already)
+            left_out = Some((file, unreadable));
+            app
         }
         None => {
             let d = a.duration.as_deref().unwrap_or("2s");
@@ -201,14 +206,18 @@ pub fn run(a: &SnapshotArgs) -> Result<()> {
     };
     let text = render(&app, &plan);
     match out {
-        Some(p) => write_output(p, text.as_bytes(), a.force),
+        Some(p) => write_output(p, text.as_bytes(), a.force)?,
         None => {
             let mut o = io::stdout().lock();
             match o.write_all(text.as_bytes()).and_then(|_| o.flush()) {
-                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
-                _ => Ok(()),
+                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => return Err(e.into()),
+                _ => {}
             }
         }
+    }
+    match left_out {
+        Some((file, unreadable)) => crate::record::dir::check_unreadable(file, &unreadable),
+        None => Ok(()),
     }
 }
 
@@ -286,13 +295,18 @@ fn select(app: &mut AppState, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// The state at `at` (default: the end) of a recording.
-pub fn from_recording(path: &Path, at: Option<TimeExpr>, plan: &Plan) -> Result<AppState> {
+/// The state at `at` (default: the end) of a recording, and the files of
+/// a directory that could not be read (named on stderr), one line each.
+pub fn from_recording(
+    path: &Path,
+    at: Option<TimeExpr>,
+    plan: &Plan,
+) -> Result<(AppState, Vec<String>)> {
     // a file, or a directory of them (`record --dir`) as one timeline
-    let (mut r, problems) = crate::record::dir::open_timeline(path)?;
-    for p in &problems {
-        crate::say!("schedtop: {p}");
-    }
+    let tl = crate::record::dir::open_timeline(path)?;
+    tl.say_problems();
+    let unreadable = tl.unreadable;
+    let mut r = tl.source;
     let times = (0..r.len()).filter_map(|i| r.time_of(i));
     let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {
         bail!("{}: the recording has no Samples", path.display());
@@ -352,7 +366,7 @@ pub fn from_recording(path: &Path, at: Option<TimeExpr>, plan: &Plan) -> Result<
         );
     }
     let host = r.host_of(i);
-    state(host, Mode::Replay, samples, plan)
+    Ok((state(host, Mode::Replay, samples, plan)?, unreadable))
 }
 
 /// Collect from this machine for `duration` (one Sample per interval, at

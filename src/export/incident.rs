@@ -2,9 +2,12 @@
 //! a directory `schedtop-incident-HOST-YYYYMMDD-HHMMSS/` in the incident
 //! directory with the recording of the kept history and the next `--after`
 //! of Samples, screenshots of the views at the firing moment and
-//! `summary.txt`/`summary.json`. A cooldown, a cap on bundles and a cap on
-//! bytes (counting the bundles already in the directory, so a restart does
-//! not reset them) keep a flapping trigger from filling the disk.
+//! `summary.txt`/`summary.json`. A cooldown keeps a flapping trigger from
+//! making bundle after bundle; a cap on bundles and a cap on bytes (the
+//! flight trace included, the bundles already in the directory counted, so
+//! a restart does not reset them) keep them from filling the disk: beyond
+//! them the oldest bundle schedtop made goes (incident_rotate.rs), so the
+//! newest incident is never the one lost.
 //! Everything is created new: the directory 0700 with mkdir (which never
 //! follows a symlink), the files 0600 with O_EXCL|O_NOFOLLOW.
 //!
@@ -21,7 +24,8 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 
-use super::flight_ring::{DumpOutcome, DumpRequest};
+use super::flight_ring::DumpRequest;
+use super::incident_rotate as rotate;
 use super::incident_summary::{self as summary, Firing};
 pub use super::incident_writer::{write_file, Event, RECORDING};
 
@@ -30,8 +34,8 @@ pub const DEFAULT_COOLDOWN_NS: u64 = 300_000_000_000;
 pub const DEFAULT_MAX_BUNDLES: u32 = 20;
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 /// What every bundle directory's name starts with.
-pub const PREFIX: &str = "schedtop-incident-";
-use super::incident_writer::{Job, Render, Running};
+pub use super::incident_rotate::PREFIX;
+use super::incident_writer::{Caps, Job, Render, Running};
 use crate::collect::Seekable;
 use crate::model::cpus;
 use crate::model::interval::derive;
@@ -71,11 +75,9 @@ pub trait Kept: Seekable {
     fn frozen(&self) -> Box<dyn Seekable + Send>;
 }
 
-/// The flight recorder (`--flight`), asked for its trace into each bundle.
+/// The flight recorder (`--flight`), asked for its trace in each bundle.
 struct Flight {
     requests: Sender<DumpRequest>,
-    reply: Sender<DumpOutcome>,
-    replies: Receiver<DumpOutcome>,
 }
 
 struct Open {
@@ -92,6 +94,10 @@ pub struct Watch {
     last_made_mono: Option<u64>,
     open: Option<Open>,
     flight: Option<Flight>,
+    /// what the bundles' writers say on the way (the flight trace, bundles
+    /// removed to make room), passed on at the next Sample
+    notes: Sender<Event>,
+    noted: Receiver<Event>,
 }
 
 /// One line when `dir` cannot take bundles (checked before collecting).
@@ -113,28 +119,11 @@ pub fn check_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Bundles already in `dir` and their bytes (files one level down, never
-/// following a link).
+/// Bundles schedtop made in `dir` and their bytes (files one level down,
+/// never following a link); look-alike directories are not counted.
 pub fn existing(dir: &Path) -> (u32, u64) {
-    let (mut n, mut bytes) = (0u32, 0u64);
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return (0, 0);
-    };
-    for e in rd.flatten() {
-        if !e.file_name().to_string_lossy().starts_with(PREFIX) {
-            continue;
-        }
-        if !e.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        n += 1;
-        if let Ok(inner) = std::fs::read_dir(e.path()) {
-            for f in inner.flatten() {
-                bytes += f.metadata().map_or(0, |m| m.len());
-            }
-        }
-    }
-    (n, bytes)
+    let (n, bytes) = rotate::usage(dir);
+    (u32::try_from(n).unwrap_or(u32::MAX), bytes)
 }
 
 /// `schedtop-incident-HOST-YYYYMMDD-HHMMSS` (then `-2`, `-3`), made 0700.
@@ -165,6 +154,7 @@ fn make_dir(dir: &Path, host: &str, time_ns: u64) -> Result<PathBuf> {
 
 impl Watch {
     pub fn new(triggers: Vec<Trigger>, opts: IncidentOptions) -> Watch {
+        let (notes, noted) = mpsc::channel();
         Watch {
             opts,
             triggers: triggers
@@ -176,18 +166,15 @@ impl Watch {
             last_made_mono: None,
             open: None,
             flight: None,
+            notes,
+            noted,
         }
     }
 
     /// Ask the flight recorder behind `requests` for its trace in every
     /// bundle (written on its own thread; the answer is an `Event::Trace`).
     pub fn with_flight(mut self, requests: Sender<DumpRequest>) -> Watch {
-        let (reply, replies) = mpsc::channel();
-        self.flight = Some(Flight {
-            requests,
-            reply,
-            replies,
-        });
+        self.flight = Some(Flight { requests });
         self
     }
 
@@ -214,10 +201,7 @@ impl Watch {
         kept: &mut dyn Kept,
         render: Render,
     ) -> Vec<Event> {
-        let mut ev = Vec::new();
-        if let Some(f) = &self.flight {
-            ev.extend(f.replies.try_iter().map(Event::Trace));
-        }
+        let mut ev: Vec<Event> = self.noted.try_iter().collect();
         if let Some(e) = self.extend(s) {
             ev.push(e);
         }
@@ -240,7 +224,7 @@ impl Watch {
             });
             return ev;
         }
-        match self.make(&f, s, host, kept, render) {
+        match self.make(&f, s, host, kept, render, &mut ev) {
             Ok(dir) => {
                 self.last_made_mono = Some(s.mono_ns);
                 ev.push(Event::Written {
@@ -350,20 +334,24 @@ impl Watch {
                 ));
             }
         }
-        let (n, bytes) = existing(&self.opts.dir);
-        if n >= self.opts.max_bundles {
-            return Some(format!(
-                "{n} bundles in {} (the cap)",
-                self.opts.dir.display()
-            ));
-        }
-        if bytes >= self.opts.max_bytes {
-            return Some(format!(
-                "{bytes} bytes of bundles in {} (the cap)",
-                self.opts.dir.display()
-            ));
+        // beyond the caps the oldest bundle goes (make); none at all only
+        // where the caps allow none
+        if self.opts.max_bundles == 0 || self.opts.max_bytes == 0 {
+            return Some("--max-incidents or --incident-max-size is 0 (the cap)".into());
         }
         None
+    }
+
+    /// Make room for a new bundle: the oldest of schedtop's bundles go
+    /// until one more fits the count and the bytes left are at least an
+    /// even share of the byte cap (the new bundle's recording is cut at
+    /// what is left once its screens and flight trace are written).
+    fn make_room(&self, ev: &mut Vec<Event>) {
+        let o = &self.opts;
+        let share = o.max_bytes / u64::from(o.max_bundles.max(1));
+        let max_count = o.max_bundles.saturating_sub(1) as usize;
+        let gone = rotate::prune(&o.dir, None, max_count, o.max_bytes - share);
+        ev.extend(gone.into_iter().map(Event::Removed));
     }
 
     /// The directory, the flight trace request and the summary now; the
@@ -375,19 +363,26 @@ impl Watch {
         host: &HostInfo,
         kept: &mut dyn Kept,
         render: Render,
+        ev: &mut Vec<Event>,
     ) -> Result<PathBuf> {
-        let (_, used) = existing(&self.opts.dir);
+        self.make_room(ev);
         let dir = make_dir(&self.opts.dir, &host.hostname, s.time_ns)?;
-        // first: the ring covers the time before the firing
+        // first: the ring covers the time before the firing; the writer
+        // waits for the trace, which counts in the byte cap
+        let mut trace_reply = None;
         let trace = self.flight.as_ref().map(|f| {
+            let (reply, replies) = mpsc::channel();
             let req = DumpRequest {
                 dir: dir.clone(),
                 host: host.hostname.clone(),
                 time: UNIX_EPOCH + Duration::from_nanos(s.time_ns),
-                reply: f.reply.clone(),
+                reply,
             };
             match f.requests.send(req) {
-                Ok(()) => "; the flight recorder's trace (.pftrace) is written beside it",
+                Ok(()) => {
+                    trace_reply = Some(replies);
+                    "; the flight recorder's trace (.pftrace) is written beside it"
+                }
                 Err(_) => "; the flight recorder had stopped: no trace",
             }
         });
@@ -414,7 +409,13 @@ impl Watch {
             host: host.clone(),
             kept: kept.frozen(),
             render,
-            budget: self.opts.max_bytes.saturating_sub(used),
+            caps: Caps {
+                parent: self.opts.dir.clone(),
+                max_bundles: self.opts.max_bundles,
+                max_bytes: self.opts.max_bytes,
+            },
+            trace: trace_reply,
+            notes: self.notes.clone(),
         })?;
         self.open = Some(Open {
             writer,
@@ -461,6 +462,12 @@ pub fn describe(e: &Event) -> String {
             t.dropped
         ),
         Event::Trace(Err(e)) => format!("incident bundle: no flight trace: {e}"),
+        Event::Removed(r) => format!(
+            "incident bundle {} removed ({} bytes; {}): the oldest goes first",
+            r.path.display(),
+            r.bytes,
+            r.why
+        ),
         Event::Failed(s) => s.clone(),
     }
 }

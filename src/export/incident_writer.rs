@@ -3,22 +3,30 @@
 //! is decoded and written, then the Samples of `--after` as they arrive
 //! over a channel. Writing ten minutes of 10,000 threads takes seconds;
 //! here it holds up neither the sampler nor the screen. The outcome comes
-//! back as one `Event` (`Finished` or `Failed`).
+//! back as one `Event` (`Finished` or `Failed`); on the way it says what
+//! the flight trace came to and which old bundles went to make room.
+//!
+//! The byte cap holds the whole bundle: the recording is opened once the
+//! screens and the flight trace are written, the oldest other bundles go
+//! if those pushed the directory over the cap, and the recording is cut
+//! at what is left.
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use super::flight_ring::DumpOutcome;
+use super::incident_rotate::{self as rotate, Removed};
 use crate::collect::Seekable;
 use crate::model::{HostInfo, Sample};
 use crate::record::{OpenMode, WriteOptions, Writer, Written};
 use crate::util::files::create_new_mode;
 
 /// The recording's name inside a bundle.
-pub const RECORDING: &str = "recording.schedtop";
+pub use super::incident_rotate::RECORDING;
 
 /// What `on_sample` did.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,6 +54,8 @@ pub enum Event {
     },
     /// the flight recorder's answer: its trace in the bundle, or why not
     Trace(DumpOutcome),
+    /// an old bundle removed to stay within the caps
+    Removed(Removed),
     Failed(String),
 }
 
@@ -66,9 +76,24 @@ pub struct Job {
     pub host: HostInfo,
     pub kept: Box<dyn Seekable + Send>,
     pub render: Render,
-    /// bytes the recording may take (the cap less the bundles there)
-    pub budget: u64,
+    pub caps: Caps,
+    /// the flight recorder's answer, when it was asked
+    pub trace: Option<Receiver<DumpOutcome>>,
+    /// the trace's outcome and bundles removed, said on the way
+    pub notes: Sender<Event>,
 }
+
+/// Where bundles go and how many and how large they may be, together.
+#[derive(Clone, Debug)]
+pub struct Caps {
+    pub parent: PathBuf,
+    pub max_bundles: u32,
+    pub max_bytes: u64,
+}
+
+/// How long the writer waits for the flight trace before recording
+/// without counting it (a ring of a few hundred MB writes in seconds).
+const TRACE_WAIT: Duration = Duration::from_secs(60);
 
 /// A bundle being written.
 pub struct Running {
@@ -137,10 +162,24 @@ fn work(mut job: Job, rx: Receiver<Sample>) -> Result<(u64, bool)> {
     for (name, body) in (job.render)(&job.host, job.kept.as_mut()) {
         write_file(&job.dir, &name, body.as_bytes())?;
     }
+    if let Some(replies) = job.trace.take() {
+        let outcome = match replies.recv_timeout(TRACE_WAIT) {
+            Ok(o) => Some(fit_trace(&job, o)),
+            // still writing: counted by the pass at the end
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Some(Err("the flight recorder did not answer".into()))
+            }
+        };
+        if let Some(o) = outcome {
+            let _ = job.notes.send(Event::Trace(o));
+        }
+    }
+    let budget = make_room(&job.caps, &job.dir, &job.notes);
     let path = job.dir.join(RECORDING);
     let opts = WriteOptions {
         mode: OpenMode::CreateNew,
-        max_size: Some(job.budget),
+        max_size: Some(budget),
         ..Default::default()
     };
     let mut w = Writer::open(&path, &job.host, opts)?;
@@ -167,5 +206,35 @@ fn work(mut job: Job, rx: Receiver<Sample>) -> Result<(u64, bool)> {
     }
     w.finish()
         .with_context(|| format!("closing {}", path.display()))?;
+    // a trace that came late, or a bundle that grew past its estimate
+    make_room(&job.caps, &job.dir, &job.notes);
     Ok((n, cut))
+}
+
+/// Remove the oldest other bundles until this one fits beside them
+/// within both caps (it counts in both); the bytes left for its recording.
+fn make_room(c: &Caps, dir: &Path, notes: &Sender<Event>) -> u64 {
+    let count = c.max_bundles as usize;
+    for r in rotate::prune(&c.parent, Some(dir), count, c.max_bytes) {
+        let _ = notes.send(Event::Removed(r));
+    }
+    let (_, used) = rotate::usage(&c.parent);
+    c.max_bytes.saturating_sub(used)
+}
+
+/// A written trace stays if the bundle (its screens, summary and trace)
+/// fits the byte cap alone; older bundles make room for it. A trace too
+/// large for the cap on its own is removed and said so.
+fn fit_trace(job: &Job, outcome: DumpOutcome) -> DumpOutcome {
+    let t = outcome?;
+    let own = rotate::bundle_bytes(&job.dir);
+    if own <= job.caps.max_bytes {
+        return Ok(t);
+    }
+    let size = std::fs::metadata(&t.path).map_or(0, |m| m.len());
+    let _ = std::fs::remove_file(&t.path);
+    Err(format!(
+        "the trace ({size} bytes) would put the bundle over --incident-max-size ({} bytes); removed",
+        job.caps.max_bytes
+    ))
 }

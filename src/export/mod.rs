@@ -4,6 +4,7 @@ pub mod csv_field;
 pub mod dump;
 pub mod flight_ring;
 pub mod incident;
+pub mod incident_rotate;
 pub mod incident_summary;
 pub mod incident_writer;
 pub mod json;

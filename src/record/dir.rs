@@ -1,13 +1,16 @@
 //! A directory of recordings (what `record --dir` writes) read as one
 //! timeline: a `Source` and `Seekable` over every file's Samples in time
 //! order, so `replay`, `dump` and `snapshot --from` move across file
-//! boundaries as within one file. A file that cannot be opened (damaged,
-//! half-written, not a recording) is left out and reported; it costs
-//! only itself.
+//! boundaries as within one file. Files are listed once and opened only
+//! while read, a few at a time (dir_files.rs), so any number of them reads
+//! under a small descriptor limit. A file that cannot be read (damaged,
+//! not a recording) is left out and named; it costs only itself, and the
+//! commands exit non-zero for it once they have read the rest.
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+use super::dir_files::{Listed, Listing, OpenFiles};
 use super::reader::Reader;
 use super::source::RecordingSource;
 use crate::collect::{Seekable, Source};
@@ -17,19 +20,22 @@ use crate::model::{HostInfo, Sample};
 pub const EXT: &str = "schedtop";
 
 struct Part {
-    path: PathBuf,
-    src: RecordingSource,
+    file: Listed,
     /// global index of this file's first Sample
     start: usize,
 }
 
 pub struct DirSource {
     parts: Vec<Part>,
+    open: OpenFiles,
     len: usize,
     host: HostInfo,
     next: usize,
-    /// files left out and damage found in the others, one line each
-    problems: Vec<String>,
+    /// damage skipped in readable files and files with no Samples, one
+    /// line each
+    notes: Vec<String>,
+    /// files that could not be read at all, one line each naming the file
+    unreadable: Vec<String>,
 }
 
 /// The recording files in `dir` (regular files named `*.schedtop`; no
@@ -55,64 +61,72 @@ fn continues(a: &HostInfo, b: &HostInfo) -> bool {
 
 impl DirSource {
     pub fn open(dir: &Path) -> Result<DirSource> {
-        let mut problems = Vec::new();
-        let mut opened = Vec::new();
+        let mut notes = Vec::new();
+        let mut unreadable = Vec::new();
+        let mut listed = Vec::new();
+        // one file open at a time
         for path in recording_files(dir)? {
-            match Reader::open(&path) {
-                Ok(r) if r.is_empty() => problems.push(format!(
-                    "{}: left out: no Samples (a file just started, or cut short)",
-                    path.display()
-                )),
-                Ok(r) => {
-                    for d in r.damage() {
-                        problems.push(format!("{}: skipped {d}", path.display()));
-                    }
-                    opened.push((r.first_time().unwrap_or(0), path, r));
+            match Listed::scan(&path) {
+                Listing::Listed(f, damage) => {
+                    notes.extend(damage);
+                    listed.push(f);
                 }
-                Err(e) => problems.push(format!("{}: left out: {e:#}", path.display())),
+                Listing::Empty(line) => notes.push(line),
+                Listing::Unreadable(line) => unreadable.push(line),
             }
         }
         // time order (names sort by time too, but a clock step or a
         // renamed file should not reorder the timeline)
-        opened.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-        let mut parts = Vec::with_capacity(opened.len());
+        listed.sort_by(|a, b| {
+            (a.first_time())
+                .cmp(&b.first_time())
+                .then_with(|| a.path.cmp(&b.path))
+        });
+        let mut parts = Vec::with_capacity(listed.len());
         let mut len = 0;
-        for (_, path, r) in opened {
-            let n = r.len();
-            parts.push(Part {
-                path,
-                src: RecordingSource::new(r),
-                start: len,
-            });
+        for file in listed {
+            let n = file.len();
+            parts.push(Part { file, start: len });
             len += n;
         }
         let Some(first) = parts.first() else {
             bail!(
                 "{}: no readable recordings (*.{EXT}) in the directory{}",
                 dir.display(),
-                problems
-                    .first()
+                unreadable
+                    .iter()
+                    .chain(&notes)
+                    .next()
                     .map(|p| format!("; {p}"))
                     .unwrap_or_default()
             );
         };
-        let host = first.src.host_of(0);
+        let host = first.file.host_of(0).clone();
         Ok(DirSource {
             parts,
+            open: OpenFiles::default(),
             len,
             host,
             next: 0,
-            problems,
+            notes,
+            unreadable,
         })
     }
 
-    /// Files left out and damage skipped, one line each.
-    pub fn problems(&self) -> &[String] {
-        &self.problems
+    /// Damage skipped and files with no Samples, one line each.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
-    pub fn files(&self) -> Vec<&Path> {
-        self.parts.iter().map(|p| p.path.as_path()).collect()
+    /// Files that could not be read, one line each.
+    pub fn unreadable(&self) -> &[String] {
+        &self.unreadable
+    }
+
+    /// Files open now (at most `dir_files::MAX_OPEN`), and decoded
+    /// Samples they keep (at most one).
+    pub fn open_files(&self) -> (usize, usize) {
+        (self.open.count(), self.open.decoded())
     }
 
     /// (file, Sample within it) of global Sample `i`.
@@ -127,14 +141,6 @@ impl DirSource {
     /// `next_sample` continues from Sample `i`.
     pub fn set_position(&mut self, i: usize) {
         self.next = i;
-    }
-
-    pub fn first_time(&self) -> Option<u64> {
-        (0..self.len).filter_map(|i| self.time_of(i)).min()
-    }
-
-    pub fn last_time(&self) -> Option<u64> {
-        (0..self.len).filter_map(|i| self.time_of(i)).max()
     }
 }
 
@@ -164,27 +170,29 @@ impl Seekable for DirSource {
     }
 
     fn damaged(&self) -> bool {
-        !self.problems.is_empty()
+        !self.notes.is_empty() || !self.unreadable.is_empty()
     }
 
     fn sample(&mut self, i: usize) -> Result<Sample> {
         let (k, j) = self
             .locate(i)
             .ok_or_else(|| anyhow::anyhow!("no Sample {i} ({} held)", self.len))?;
-        let p = &mut self.parts[k];
-        Seekable::sample(&mut p.src, j).with_context(|| format!("{}", p.path.display()))
+        let file = &self.parts[k].file;
+        let path = file.path.display();
+        let r = self.open.get(k, file).with_context(|| format!("{path}"))?;
+        r.sample(j).with_context(|| format!("{path}"))
     }
 
     fn host_of(&self, i: usize) -> HostInfo {
         match self.locate(i) {
-            Some((k, j)) => self.parts[k].src.host_of(j),
+            Some((k, j)) => self.parts[k].file.host_of(j).clone(),
             None => self.host.clone(),
         }
     }
 
     fn time_of(&self, i: usize) -> Option<u64> {
         let (k, j) = self.locate(i)?;
-        self.parts[k].src.time_of(j)
+        self.parts[k].file.time_of(j)
     }
 
     /// Within a file, the recording's own rule; the first Sample of a file
@@ -195,16 +203,16 @@ impl Seekable for DirSource {
         let (k, j) = self.locate(i)?;
         if j > 0 {
             return self.parts[k]
-                .src
+                .file
                 .prev_of(j)
                 .map(|p| self.parts[k].start + p);
         }
         let before = self.parts.get(k.checked_sub(1)?)?;
-        let last = before.src.len().checked_sub(1)?;
-        let (h0, h1) = (before.src.host_of(last), self.parts[k].src.host_of(0));
-        let (t0, t1) = (before.src.time_of(last)?, self.parts[k].src.time_of(0)?);
+        let last = before.file.len().checked_sub(1)?;
+        let (h0, h1) = (before.file.host_of(last), self.parts[k].file.host_of(0));
+        let (t0, t1) = (before.file.time_of(last)?, self.parts[k].file.time_of(0)?);
         let gap_ok = t1 > t0 && t1 - t0 <= h1.interval_ns.saturating_mul(3);
-        (continues(&h0, &h1) && gap_ok).then_some(before.start + last)
+        (continues(h0, h1) && gap_ok).then_some(before.start + last)
     }
 
     fn index_at_time(&self, time_ns: u64) -> Option<usize> {
@@ -214,41 +222,87 @@ impl Seekable for DirSource {
         // the last file starting at or before the time, then within it
         let k = self
             .parts
-            .partition_point(|p| p.src.time_of(0).is_some_and(|t| t <= time_ns));
+            .partition_point(|p| p.file.time_of(0).is_some_and(|t| t <= time_ns));
         let k = k.saturating_sub(1);
         let p = &self.parts[k];
-        p.src.index_at_time(time_ns).map(|j| p.start + j)
+        p.file.index_at_time(time_ns).map(|j| p.start + j)
     }
 
     fn index_from_time(&self, time_ns: u64) -> Option<usize> {
         // the first file whose last Sample is at or after the time
         let k = self.parts.partition_point(|p| {
-            p.src
+            p.file
                 .len()
                 .checked_sub(1)
-                .and_then(|l| p.src.time_of(l))
+                .and_then(|l| p.file.time_of(l))
                 .is_some_and(|t| t < time_ns)
         });
         let p = self.parts.get(k)?;
-        p.src.index_from_time(time_ns).map(|j| p.start + j)
+        p.file.index_from_time(time_ns).map(|j| p.start + j)
+    }
+}
+
+/// A recording or a directory of them, opened as one timeline.
+pub struct Timeline {
+    pub source: Box<dyn Seekable + Send>,
+    /// damage skipped in readable files, files with no Samples: one line
+    /// each, said on stderr; they do not change the exit status
+    pub notes: Vec<String>,
+    /// files of a directory that could not be read at all, one line each
+    /// naming the file: the command reads the rest, then fails
+    pub unreadable: Vec<String>,
+}
+
+impl Timeline {
+    /// Say every note and every file left out on stderr.
+    pub fn say_problems(&self) {
+        for p in self.notes.iter().chain(&self.unreadable) {
+            crate::say!("schedtop: {p}");
+        }
+    }
+}
+
+/// An error naming the files of a directory that could not be read (each
+/// said on stderr already), if any: the exit status once everything
+/// readable was read.
+pub fn check_unreadable(path: &Path, unreadable: &[String]) -> Result<()> {
+    match unreadable.len() {
+        0 => Ok(()),
+        1 => bail!(
+            "{}: 1 recording could not be read (named above)",
+            path.display()
+        ),
+        n => bail!(
+            "{}: {n} recordings could not be read (named above)",
+            path.display()
+        ),
     }
 }
 
 /// A recording file or a directory of them, as one seekable timeline,
-/// with what was skipped while opening it (one line each).
-pub fn open_timeline(path: &Path) -> Result<(Box<dyn Seekable + Send>, Vec<String>)> {
+/// with what was skipped while opening it.
+pub fn open_timeline(path: &Path) -> Result<Timeline> {
     if path.is_dir() {
         let d = DirSource::open(path)?;
-        let problems = d.problems().to_vec();
-        return Ok((Box::new(d), problems));
+        let notes = d.notes().to_vec();
+        let unreadable = d.unreadable().to_vec();
+        return Ok(Timeline {
+            source: Box::new(d),
+            notes,
+            unreadable,
+        });
     }
     let r = Reader::open(path)?;
-    let problems = r
+    let notes = r
         .damage()
         .iter()
         .map(|d| format!("{}: skipped {d}", path.display()))
         .collect();
-    Ok((Box::new(RecordingSource::new(r)), problems))
+    Ok(Timeline {
+        source: Box::new(RecordingSource::new(r)),
+        notes,
+        unreadable: Vec::new(),
+    })
 }
 
 #[cfg(test)]
@@ -282,8 +336,9 @@ mod tests {
         std::fs::write(dir.path().join("notes.txt"), b"ignored").unwrap();
         let mut src = DirSource::open(dir.path()).unwrap();
         assert_eq!(src.len(), 12);
-        assert_eq!(src.problems().len(), 1, "{:?}", src.problems());
-        assert!(src.problems()[0].contains("d.schedtop"));
+        assert_eq!(src.unreadable().len(), 1, "{:?}", src.unreadable());
+        assert!(src.unreadable()[0].contains("d.schedtop"));
+        assert!(src.notes().is_empty(), "{:?}", src.notes());
         for (i, s) in all.iter().enumerate() {
             assert_eq!(&Seekable::sample(&mut src, i).unwrap(), s);
             assert_eq!(src.time_of(i), Some(s.time_ns));
@@ -322,5 +377,55 @@ mod tests {
         let empty = tempfile::tempdir().unwrap();
         let e = DirSource::open(empty.path()).err().unwrap().to_string();
         assert!(e.contains("no readable recordings"), "{e}");
+    }
+
+    #[test]
+    fn many_files_read_with_few_open_and_one_decoded() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = SynthOptions {
+            threads: 2,
+            samples: 60,
+            ..Default::default()
+        };
+        let all = synthetic_samples(&o);
+        let names: Vec<PathBuf> = (0..30)
+            .map(|k| dir.path().join(format!("{k:03}.schedtop")))
+            .collect();
+        for (k, p) in names.iter().enumerate() {
+            write(p, &o, &all[2 * k..2 * k + 2]);
+        }
+        let mut src = DirSource::open(dir.path()).unwrap();
+        assert_eq!(src.len(), 60);
+        assert_eq!(src.open_files(), (0, 0), "listing closes every file");
+        // back and forth across every file: jumps, steps back, the ends
+        let order = (0..60).rev().chain((0..60).step_by(7)).chain([59, 0, 31]);
+        let mut most_open = 0;
+        for i in order {
+            assert_eq!(Seekable::sample(&mut src, i).unwrap(), all[i], "{i}");
+            let (open, decoded) = src.open_files();
+            assert!(open <= super::super::dir_files::MAX_OPEN && decoded == 1);
+            most_open = most_open.max(open);
+            assert_eq!(src.prev_of(i), i.checked_sub(1), "{i}");
+        }
+        assert_eq!(
+            most_open,
+            super::super::dir_files::MAX_OPEN,
+            "the cache is used"
+        );
+        // a file gone since the listing: named, the rest still reads
+        std::fs::remove_file(&names[3]).unwrap();
+        // a file replaced by another with the same name: refused
+        std::fs::remove_file(&names[20]).unwrap();
+        write(&names[20], &o, &all[40..41]);
+        for i in [6, 7, 40, 41] {
+            let e = format!("{:#}", Seekable::sample(&mut src, i).unwrap_err());
+            let name = if i < 10 { "003" } else { "020" };
+            assert!(e.contains(&format!("{name}.schedtop")), "{e}");
+        }
+        let e = format!("{:#}", Seekable::sample(&mut src, 41).unwrap_err());
+        assert!(e.contains("since the directory was listed"), "{e}");
+        for i in [5, 8, 39, 42] {
+            assert_eq!(Seekable::sample(&mut src, i).unwrap(), all[i], "{i}");
+        }
     }
 }

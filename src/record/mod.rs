@@ -25,6 +25,7 @@ mod codec_zstd;
 #[doc(hidden)]
 pub mod crafted;
 pub mod dir;
+pub mod dir_files;
 pub mod dir_writer;
 pub mod format;
 pub mod fuzz_tally;

@@ -236,6 +236,17 @@ impl<S: Storage> Reader<S> {
         &self.damage
     }
 
+    /// Let go of the decoded Sample kept for stepping (a directory of
+    /// recordings keeps one decoded Sample, not one per open file).
+    pub fn forget_decoded(&mut self) {
+        self.cache = None;
+    }
+
+    /// Whether a decoded Sample is kept.
+    pub(crate) fn holds_decoded(&self) -> bool {
+        self.cache.is_some()
+    }
+
     /// Byte offset of Sample `i`'s frame.
     pub fn offset_of(&self, i: usize) -> Option<u64> {
         self.samples.get(i).map(|e| e.offset)
