@@ -4,7 +4,8 @@
 # page, bash/zsh/fish completions and two hardened systemd units
 # (packaging/systemd/: schedtop-record.service, the black box in
 # /var/log/schedtop; schedtop-exporter.service, OpenMetrics on
-# 127.0.0.1:9717). Neither unit is enabled on install:
+# 127.0.0.1:9717), both run as the system user schedtop that postinst
+# creates, with CAP_BPF and CAP_PERFMON only. Neither unit is enabled on install:
 #   systemctl enable --now schedtop-record schedtop-exporter
 # Prints the path of the .deb on its last line.
 set -euo pipefail
@@ -38,31 +39,16 @@ Maintainer: schedtop developers <schedtop@localhost>
 Section: admin
 Priority: optional
 Installed-Size: ${size_kib}
+Depends: adduser | passwd
 Description: live view of what the Linux scheduler does to every thread
  Voluntary and involuntary context switches, on-CPU slices, run-queue waits,
  migrations across CPUs and NUMA nodes, run-queue lengths, per thread, from
  BPF probes (or /proc). A terminal view, recordings with replay, a black-box
  recorder service and an OpenMetrics exporter for Prometheus.
 CTRL
-# reload unit files when systemd runs; stop the services on removal
-cat >"$stage/DEBIAN/postinst" <<'SH'
-#!/bin/sh
-set -e
-if [ -d /run/systemd/system ]; then systemctl daemon-reload >/dev/null 2>&1 || true; fi
-SH
-cat >"$stage/DEBIAN/prerm" <<'SH'
-#!/bin/sh
-set -e
-if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
-    systemctl stop schedtop-record.service schedtop-exporter.service >/dev/null 2>&1 || true
-fi
-SH
-cat >"$stage/DEBIAN/postrm" <<'SH'
-#!/bin/sh
-set -e
-if [ -d /run/systemd/system ]; then systemctl daemon-reload >/dev/null 2>&1 || true; fi
-SH
-chmod 0755 "$stage/DEBIAN/postinst" "$stage/DEBIAN/prerm" "$stage/DEBIAN/postrm"
+# the system user schedtop, and the units reloaded, restarted on upgrade and
+# stopped on removal as dh_installsystemd's scripts do (packaging/debian/)
+install -m 0755 packaging/debian/postinst packaging/debian/prerm packaging/debian/postrm "$stage/DEBIAN/"
 deb=target/deb/schedtop_${version}_amd64.deb
 dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >&2
 echo "$deb"

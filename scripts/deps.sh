@@ -12,8 +12,8 @@ for flag in "$@"; do
         # perf, converts SVG screenshots to PNG and switches to user nobody;
         # bpftool counts what a churn leaves in the kernel's maps; bpftrace
         # runs runqlat's logic as the run-queue wait oracle; htop is the
-        # anchor of bench/scale.sh
-        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool bpftrace htop) ;;
+        # anchor of bench/scale.sh; systemd-analyze checks the .deb's units
+        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool bpftrace htop systemd) ;;
     --matrix)
         # scripts/kernel-matrix.sh: other kernels under QEMU, an initramfs
         # with a static busybox and perf (the run-queue wait oracle)

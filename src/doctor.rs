@@ -75,6 +75,7 @@ pub fn run() -> anyhow::Result<()> {
         "root:              {}",
         yes_no(unsafe { libc::geteuid() } == 0)
     );
+    crate::outln!("capabilities:      {}", crate::util::privileges::describe());
     crate::outln!(
         "kernel BTF:        {} (/sys/kernel/btf/vmlinux)",
         yes_no(Path::new("/sys/kernel/btf/vmlinux").exists())

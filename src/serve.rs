@@ -196,6 +196,12 @@ pub fn run_with(
     if let Some(reason) = &host.degraded_reason {
         crate::say!("schedtop: {reason}");
     }
+    // the probes are attached: what loaded them is no longer needed
+    let bpf = host.source == crate::model::SourceKind::Bpf;
+    match crate::util::privileges::drop_after_attach(bpf) {
+        Ok(kept) => crate::say!("schedtop: {kept}"),
+        Err(e) => crate::say!("schedtop: warning: capabilities not dropped: {e:#}"),
+    }
     crate::say!(
         "schedtop: serving {}://{addr}/metrics{}, a Sample every {} s ({} source)",
         if tls { "https" } else { "http" },

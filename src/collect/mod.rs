@@ -62,8 +62,9 @@ pub struct LiveSource {
 /// Why BPF is not available here, before even trying, as one line that
 /// says what to do about it.
 fn bpf_precondition() -> Option<String> {
+    // not root, but CAP_BPF and CAP_PERFMON (the systemd units' way) load too
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if unsafe { libc::geteuid() } != 0 && !crate::util::privileges::can_load_bpf() {
         return Some(
             "not root: /proc counters only; run as root for histograms and migrations".into(),
         );

@@ -1,8 +1,9 @@
 //! Helpers every layer may use (and which use nothing of schedtop's):
-//! clocks, safe file creation, artifact names, signal flags.
+//! clocks, safe file creation, artifact names, signal flags, capabilities.
 pub mod clock;
 pub mod files;
 pub mod heap;
 pub mod names;
+pub mod privileges;
 pub mod signals;
 pub mod stdio;
