@@ -50,6 +50,9 @@ fn record_dir(dir: &Path, secs: &str, extra: &[&str]) -> String {
         "record",
         "--dir",
         dir.to_str().unwrap(),
+        // the floor is tested in record_dir_floor.rs; this disk may be fuller
+        "--keep-free",
+        "0",
         "--rotate",
         "1s",
         "-i",

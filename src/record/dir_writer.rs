@@ -185,14 +185,6 @@ impl BlackBox<'_> {
         }
     }
 
-    /// The disk filled up (ENOSPC): room for the next try is made by
-    /// removing the oldest own files, as for the floor.
-    fn full(&mut self, now_ns: u64, e: anyhow::Error) -> Result<Flow> {
-        self.close()?;
-        self.prune(now_ns, margin(self.largest_frame))?;
-        self.pause(format!("{e:#}"))
-    }
-
     /// Stop writing until space returns, saying why once.
     fn pause(&mut self, why: String) -> Result<Flow> {
         self.close()?;
@@ -244,9 +236,30 @@ impl BlackBox<'_> {
         if due {
             self.close()?;
         }
-        if let Err(why) = self.room(s.time_ns)? {
-            return self.pause(why);
+        for retry in [false, true] {
+            if let Err(why) = self.room(s.time_ns)? {
+                return self.pause(why);
+            }
+            match self.write(host, s) {
+                Ok(()) => return Ok(Flow::Continue),
+                // the disk is full (ENOSPC, no floor, or others filled it):
+                // room is made as for the floor, the oldest own files
+                // first, and the Sample tried once more (a partial frame
+                // was cut off: the file ends with its last whole one)
+                Err(e) if is_full(&e) => {
+                    let freed = self.prune(s.time_ns, margin(self.largest_frame))?;
+                    if freed == 0 || retry {
+                        return self.pause(format!("{e:#}"));
+                    }
+                }
+                Err(e) => return Err(e),
+            }
         }
+        Ok(Flow::Continue)
+    }
+
+    /// Write `s` to the current file, opened first if need be.
+    fn write(&mut self, host: &HostInfo, s: &Sample) -> Result<()> {
         if self.cur.is_none() {
             let opts = WriteOptions {
                 mode: OpenMode::CreateNew,
@@ -258,27 +271,21 @@ impl BlackBox<'_> {
                 dropped_before: self.dropped,
                 ..Default::default()
             };
-            match open_next(self.dir, host, s.time_ns, opts) {
-                Ok((path, writer)) => {
-                    self.next_seq += 1;
-                    self.files += 1;
-                    self.cur = Some(Current {
-                        path,
-                        writer,
-                        started_mono: s.mono_ns,
-                    });
-                }
-                Err(e) if is_full(&e) => return self.full(s.time_ns, e),
-                Err(e) => return Err(e),
-            }
+            // (a file whose header did not fit is removed by Writer::open)
+            let (path, writer) = open_next(self.dir, host, s.time_ns, opts)?;
+            self.next_seq += 1;
+            self.files += 1;
+            self.cur = Some(Current {
+                path,
+                writer,
+                started_mono: s.mono_ns,
+            });
         }
-        let opened = self.cur.as_ref().is_some_and(|c| c.writer.samples() == 0);
         let c = self.cur.as_mut().expect("opened above");
+        let opened = c.writer.samples() == 0;
         let before = (c.writer.size(), c.writer.left_out());
-        match c.writer.write_sample(s) {
-            Ok(_) => {}
-            Err(e) if is_full(&e) => return self.full(s.time_ns, e),
-            Err(e) => return Err(e).with_context(|| format!("writing {}", c.path.display())),
+        if let Err(e) = c.writer.write_sample(s) {
+            return Err(e).with_context(|| format!("writing {}", c.path.display()));
         }
         self.largest_frame = self
             .largest_frame
@@ -300,7 +307,7 @@ impl BlackBox<'_> {
             // retention at each new file, once it holds a Sample
             self.prune(s.time_ns, 0)?;
         }
-        Ok(Flow::Continue)
+        Ok(())
     }
 
     /// Count what the writer left out of this Sample; say it the first time.
