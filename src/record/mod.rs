@@ -8,6 +8,9 @@
 //! - `writer` / `reader`: the two ends; `storage`: positioned reads;
 //! - `timeexpr`: `--from/--to`, `--duration`, `--max-size` expressions;
 //! - `recorder`: the `record` command (the sampler with a writer sink);
+//! - `dir_writer`: `record --dir`; `retention`: which of its files it may
+//!   delete, in which order; `disk_floor`: `--keep-free`;
+//! - `sample_trim`: a Sample too large for a frame, trimmed;
 //! - `source`: a recording as a seekable `Source`;
 //! - `testdata`: deterministic synthetic Samples (tests, benches, fixture).
 pub mod codec;
