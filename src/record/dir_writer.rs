@@ -340,8 +340,8 @@ pub fn run(dir: &Path, o: &DirOptions) -> Result<()> {
     run_tapped(dir, o, &mut |_, _| {})
 }
 
-/// `run`, handing each Sample, once written, to `tap` as well (the
-/// incident watch of `--trigger`).
+/// `run`, handing each Sample to `tap` as well (the incident watch of
+/// `--trigger`), also those dropped while writing is paused.
 pub fn run_tapped(
     dir: &Path,
     o: &DirOptions,
@@ -400,11 +400,10 @@ pub fn run_tapped(
                 Taken::Panicked(p) => bail!("the collector panicked: {p}"),
             };
             last_ns = s.time_ns;
-            let written = bb.samples;
             let flow = bb.take(source.host(), &s)?;
-            if bb.samples > written {
-                tap(source.host(), &s);
-            }
+            // the incident watch sees every Sample, written or dropped at
+            // the floor: its bundles are not this directory's to hold back
+            tap(source.host(), &s);
             Ok(flow)
         },
     );

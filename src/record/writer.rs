@@ -208,6 +208,8 @@ impl Writer {
                 bail!("{} exists and is not a regular file", path.display());
             }
         }
+        // a file this call creates is removed again if its header fails
+        let created_here = opts.mode != OpenMode::Append || existing.is_none();
         let mut used_segments = Vec::new();
         let mut pending = Vec::new();
         let mut last_index = None;
@@ -258,7 +260,6 @@ impl Writer {
         while used_segments.contains(&segment) {
             segment = random_u32();
         }
-        let created_here = opts.mode != OpenMode::Append || pos == 0;
         let mut w = Writer {
             file,
             samples: 0,
