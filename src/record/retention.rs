@@ -194,6 +194,19 @@ pub struct Retention {
     told: HashSet<PathBuf>,
 }
 
+/// Whether a writer holds `path`'s lock: Some(its pid if the kernel says).
+fn held_by(path: &Path) -> Option<Option<u32>> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    // SAFETY: flock on a descriptor we own (released when f closes).
+    let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    (rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK))
+        .then(|| super::lockinfo::holder(&f))
+}
+
 enum Removal {
     Removed,
     Held(Option<u32>),
@@ -335,10 +348,40 @@ impl Retention {
         let mut out = Pruned::default();
         let own = self.scan(&mut out.notes)?;
         let ages = ages(&own, now_ns, self.run);
-        let mut total: u64 = own.iter().map(|f| f.bytes).sum();
+        // a held file is not the recorder's to free: not counted in
+        // --retain-size either, so it does not push out the others
+        let holders: Vec<Option<Option<u32>>> = own
+            .iter()
+            .map(|f| {
+                if keep.contains(&f.path.as_path()) {
+                    None
+                } else {
+                    held_by(&f.path)
+                }
+            })
+            .collect();
+        let mut total: u64 = own
+            .iter()
+            .zip(&holders)
+            .filter(|(_, h)| h.is_none())
+            .map(|(f, _)| f.bytes)
+            .sum();
         let mut held = Vec::new();
-        for (f, age) in own.iter().zip(ages) {
+        let mut note_held = |path: &Path, pid: Option<u32>, told: &mut HashSet<PathBuf>| {
+            if told.insert(path.to_path_buf()) {
+                let who = pid.map_or_else(String::new, |p| format!(" by pid {p}"));
+                held.push(format!(
+                    "{} is held{who}",
+                    path.file_name().unwrap_or_default().to_string_lossy()
+                ));
+            }
+        };
+        for ((f, age), holder) in own.iter().zip(ages).zip(holders) {
             if keep.contains(&f.path.as_path()) {
+                continue;
+            }
+            if let Some(pid) = holder {
+                note_held(&f.path, pid, &mut self.told);
                 continue;
             }
             let why = if f.samples == 0 {
@@ -357,18 +400,10 @@ impl Retention {
                     out.freed += f.bytes;
                     out.removed.push((f.path.clone(), why));
                 }
-                Removal::Held(pid) => {
-                    if self.told.insert(f.path.clone()) {
-                        let who = pid.map_or_else(String::new, |p| format!(" by pid {p}"));
-                        held.push(format!(
-                            "{} is held{who}",
-                            f.path.file_name().unwrap_or_default().to_string_lossy()
-                        ));
-                    }
-                }
+                // (taken since it was looked at)
+                Removal::Held(pid) => note_held(&f.path, pid, &mut self.told),
                 Removal::Gone => {}
             }
-            // a held file is not the recorder's to free: not counted either
             total -= f.bytes;
         }
         if !held.is_empty() {

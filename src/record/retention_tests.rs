@@ -289,3 +289,34 @@ fn the_directory_id_is_kept_in_the_lock_file() {
     let text = std::fs::read_to_string(&p).unwrap();
     assert_eq!(text, format!("schedtop-dir {id:016x}\n"));
 }
+
+/// A held file is not counted in --retain-size: it does not push out an
+/// older file that fits beside the ones the recorder may delete.
+#[test]
+fn a_held_file_does_not_push_out_the_others() {
+    let d = tempfile::tempdir().unwrap();
+    let old = own(d.path(), &name(0), 0, 1, T0, 20, None);
+    let held = own(d.path(), &name(1), 1, 1, T0 + 20 * S, 40, None);
+    let cur = own(d.path(), &name(2), 2, 1, T0 + 60 * S, 5, None);
+    let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+    let lock = File::open(&held).unwrap();
+    // SAFETY: flock on a descriptor we own.
+    assert_eq!(
+        unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    let limits = Limits {
+        retain_ns: None,
+        retain_bytes: Some(size(&old) + size(&cur)),
+    };
+    let mut r = Retention::new(d.path(), ID, 1);
+    let p = r.prune(&[&cur], T0 + 66 * S, limits, 0).unwrap();
+    assert!(p.removed.is_empty(), "{p:?}");
+    assert!(old.exists() && held.exists());
+    // once it is free it counts: the oldest goes, and it too (it is
+    // larger than the oldest was)
+    drop(lock);
+    let p = r.prune(&[&cur], T0 + 66 * S, limits, 0).unwrap();
+    let why = "beyond --retain-size";
+    assert_eq!(p.removed, vec![(old.clone(), why), (held.clone(), why)]);
+}
