@@ -221,7 +221,7 @@ impl BlackBox<'_> {
             return Ok(Ok(()));
         }
         Ok(Err(format!(
-            "{} free, under the --keep-free floor of {} (and {} for the next write) with every older recording of its own removed",
+            "{} free, under the --keep-free floor of {} (and {} for the next write) with every older recording of its own but the newest removed",
             mib(s.avail),
             mib(floor),
             mib(margin(self.largest_frame))
