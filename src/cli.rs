@@ -224,9 +224,12 @@ pub struct RecordArgs {
     /// With --dir: delete files last written longer ago than this (7d, 12h)
     #[arg(long, value_name = "D")]
     pub retain: Option<String>,
-    /// With --dir: keep the directory's recordings under this size (2G, 500M)
+    /// With --dir: keep the recorder's own files under this size (2G, 500M)
     #[arg(long, value_name = "SIZE")]
     pub retain_size: Option<String>,
+    /// With --dir: keep this much of the filesystem free (2G, 15%, 0 for none), removing the recorder's oldest files and pausing when that is not enough [default: the larger of 15% and 1G, at most 4G and a quarter of the filesystem]
+    #[arg(long, value_name = "SIZE|PCT")]
+    pub keep_free: Option<String>,
     #[command(flatten)]
     pub live: LiveArgs,
     /// Stop after this long: 90s, 30m, 12h, 1h30m, or seconds

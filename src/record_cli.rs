@@ -35,8 +35,9 @@ pub fn record(a: &RecordArgs) -> Result<()> {
     if let Some(dir) = &a.dir {
         return record_dir(a, dir, duration_ns, &mut tap);
     }
-    if a.rotate.is_some() || a.retain.is_some() || a.retain_size.is_some() {
-        bail!("--rotate, --retain and --retain-size are for --dir DIR");
+    if a.rotate.is_some() || a.retain.is_some() || a.retain_size.is_some() || a.keep_free.is_some()
+    {
+        bail!("--rotate, --retain, --retain-size and --keep-free are for --dir DIR");
     }
     let mode = if a.append {
         OpenMode::Append
@@ -83,6 +84,11 @@ fn record_dir(
         Some(s) => Some(parse_size(s).map_err(|e| anyhow::anyhow!("--retain-size: {e}"))?),
         None => None,
     };
+    let keep_free = match &a.keep_free {
+        Some(s) => crate::record::disk_floor::parse_keep_free(s)
+            .map_err(|e| anyhow::anyhow!("--keep-free: {e}"))?,
+        None => crate::record::disk_floor::KeepFree::Default,
+    };
     crate::record::dir_writer::run_tapped(
         dir,
         &crate::record::dir_writer::DirOptions {
@@ -96,6 +102,7 @@ fn record_dir(
             rotate_ns,
             retain_ns,
             retain_bytes,
+            keep_free,
             duration_ns,
         },
         tap,

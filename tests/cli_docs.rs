@@ -48,6 +48,16 @@ fn man_page_is_roff_with_the_options() {
     );
     assert!(man.contains(".TH schedtop 1"));
     assert!(man.contains("\\-\\-batch") && man.contains("\\-\\-interval"));
+    // every subcommand's options, not only the top level's
+    for opt in [
+        "\\-\\-keep\\-free",
+        "\\-\\-retain\\-size",
+        "\\-\\-rotate",
+        "\\-\\-listen",
+    ] {
+        assert!(man.contains(opt), "the man page lacks {opt}");
+    }
+    assert!(man.contains(".SH \"SCHEDTOP RECORD\""));
 }
 
 #[test]

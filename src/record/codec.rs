@@ -10,7 +10,7 @@ use crate::model::row::no_name;
 
 use super::codec_attrs::{get_attrs, put_attrs};
 pub(super) use super::codec_budget::Budget;
-pub use super::codec_budget::{decoded_size, MAX_DECODED};
+pub use super::codec_budget::{decoded_size, thread_size, MAX_DECODED};
 use super::codec_cgroups::{decode_cgroups, encode_cgroups, has_cgroups};
 use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
 use super::codec_hist::{decode_hist, encode_hist, fine_hists};

@@ -29,23 +29,23 @@ impl Budget {
     }
 }
 
+/// Memory one thread of a Sample takes as the decoder counts it.
+pub fn thread_size(t: &ThreadSample) -> usize {
+    use std::mem::size_of;
+    let hist = |h: &Option<Log2Hist>| h.as_ref().map_or(0, |h| h.counts.len() * 8);
+    size_of::<ThreadSample>()
+        + t.comm.len()
+        + t.process_comm.len()
+        + hist(&t.slice_hist)
+        + hist(&t.wait_hist)
+        + hist(&t.wakeup_wait_hist)
+        + hist(&t.preempt_wait_hist)
+}
+
 /// Memory `s` takes as the decoder counts it (see MAX_DECODED).
 pub fn decoded_size(s: &Sample) -> usize {
     use std::mem::size_of;
-    let hist = |h: &Option<Log2Hist>| h.as_ref().map_or(0, |h| h.counts.len() * 8);
-    let threads: usize = s
-        .threads
-        .iter()
-        .map(|t| {
-            size_of::<ThreadSample>()
-                + t.comm.len()
-                + t.process_comm.len()
-                + hist(&t.slice_hist)
-                + hist(&t.wait_hist)
-                + hist(&t.wakeup_wait_hist)
-                + hist(&t.preempt_wait_hist)
-        })
-        .sum();
+    let threads: usize = s.threads.iter().map(thread_size).sum();
     let cpus: usize = s
         .cpus
         .iter()

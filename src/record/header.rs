@@ -28,6 +28,26 @@ pub struct FileHeader {
     pub topology: Vec<[u32; 3]>,
     /// the key-frame interval the writer used (informative)
     pub key_every: u32,
+    /// set by `record --dir` only: which directory's recorder wrote the
+    /// file, its place in that directory's sequence and the run (process)
+    /// that wrote it; retention deletes nothing without it
+    pub dir: Option<DirMark>,
+    /// Samples `record --dir` could not write just before this file (the
+    /// disk was at its free-space floor); 0 otherwise
+    pub dropped_before: u64,
+}
+
+/// What marks a file as written by a directory's own recorder (header.dir).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DirMark {
+    /// random id of the directory, kept in its lock file
+    pub id: u64,
+    /// 0, 1, 2, ... per directory, in the order the files were started
+    pub seq: u64,
+    /// random id of the recorder process that wrote the file: files of one
+    /// run follow each other without a gap
+    pub run: u64,
 }
 
 impl Default for FileHeader {
@@ -44,6 +64,8 @@ impl Default for FileHeader {
             interval_ns: 1_000_000_000,
             topology: Vec::new(),
             key_every: 0,
+            dir: None,
+            dropped_before: 0,
         }
     }
 }
@@ -122,10 +144,21 @@ mod tests {
         assert_eq!(back, h);
         assert_eq!(back.host(), host);
         assert!(back.tool.starts_with("schedtop "));
+        // the directory mark survives the round trip; a header without one
+        // (every file before it) parses as foreign
+        let mut h = FileHeader::new(&host, 5, 60);
+        h.dir = Some(DirMark {
+            id: u64::MAX,
+            seq: 7,
+            run: 3,
+        });
+        h.dropped_before = 12;
+        assert_eq!(FileHeader::from_bytes(&h.to_bytes()).unwrap(), h);
         // a header from a version with fewer (and other) fields
         let old = br#"{"format":"schedtop-recording","format_version":1,"hostname":"a","extra":3}"#;
         let h = FileHeader::from_bytes(old).unwrap();
         assert_eq!(h.hostname, "a");
+        assert_eq!((h.dir, h.dropped_before), (None, 0));
         assert!(FileHeader::from_bytes(br#"{"format":"other"}"#).is_none());
         assert!(FileHeader::from_bytes(b"\xff").is_none());
     }

@@ -8,6 +8,9 @@
 //! - `writer` / `reader`: the two ends; `storage`: positioned reads;
 //! - `timeexpr`: `--from/--to`, `--duration`, `--max-size` expressions;
 //! - `recorder`: the `record` command (the sampler with a writer sink);
+//! - `dir_writer`: `record --dir`; `retention`: which of its files it may
+//!   delete, in which order; `disk_floor`: `--keep-free`;
+//! - `sample_trim`: a Sample too large for a frame, trimmed;
 //! - `source`: a recording as a seekable `Source`;
 //! - `testdata`: deterministic synthetic Samples (tests, benches, fixture).
 pub mod codec;
@@ -27,6 +30,7 @@ pub mod crafted;
 pub mod dir;
 pub mod dir_files;
 pub mod dir_writer;
+pub mod disk_floor;
 pub mod format;
 pub mod fuzz_tally;
 pub mod header;
@@ -34,6 +38,8 @@ pub mod index;
 mod lockinfo;
 pub mod reader;
 pub mod recorder;
+pub mod retention;
+pub mod sample_trim;
 pub mod scan;
 pub mod source;
 pub mod storage;
@@ -45,4 +51,4 @@ pub mod writer;
 
 pub use reader::Reader;
 pub use source::RecordingSource;
-pub use writer::{OpenMode, WriteOptions, Writer, Written};
+pub use writer::{LeftOut, OpenMode, WriteOptions, Writer, Written};

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::writer::{OpenMode, WriteOptions, Writer, Written};
+use super::dir_writer::left_out_line;
+use super::writer::{LeftOut, OpenMode, WriteOptions, Writer, Written};
 use crate::collect::sampler::{self, Flow, Limits, Taken};
 use crate::collect::{LiveOptions, LiveSource, Source};
 use crate::model::{HostInfo, Sample};
@@ -69,8 +70,16 @@ pub fn run_tapped(
                 Taken::Error(e) => return Err(e),
                 Taken::Panicked(p) => anyhow::bail!("the collector panicked: {p}"),
             };
+            let before = w.left_out();
             if w.write_sample(&s)? == Written::Full {
                 return Ok(Flow::Stop("reached --max-size"));
+            }
+            if before == LeftOut::default() && w.left_out() != before {
+                crate::say!(
+                    "schedtop: a Sample of {} threads is too large for a frame: {}",
+                    s.threads.len(),
+                    left_out_line(&w.left_out())
+                );
             }
             samples += 1;
             tap(source.host(), &s);
@@ -82,9 +91,15 @@ pub fn run_tapped(
         other => other,
     };
     let size = w.size();
+    let left = w.left_out();
     w.finish()?;
+    let extra = if left == LeftOut::default() {
+        String::new()
+    } else {
+        format!("; too large for a frame: {}", left_out_line(&left))
+    };
     crate::say!(
-        "schedtop: {why}: {samples} samples, {size} bytes in {}",
+        "schedtop: {why}: {samples} samples, {size} bytes in {}{extra}",
         path.display()
     );
     Ok(())

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use super::codec;
-use super::format::{frame, FrameHeader, Kind, FLAG_KEY, HEADER_LEN};
-use super::header::FileHeader;
+use super::format::{frame, FrameHeader, Kind, FLAG_KEY, HEADER_LEN, MAX_PAYLOAD};
+use super::header::{DirMark, FileHeader};
 use super::index::{self, Entry};
 use super::reader::Reader;
 use crate::model::{HostInfo, Sample};
@@ -45,6 +45,13 @@ pub struct WriteOptions {
     pub sync_every: Duration,
     /// stop writing before the file would grow past this
     pub max_size: Option<u64>,
+    /// `record --dir`'s mark for the header (header.rs)
+    pub dir: Option<DirMark>,
+    /// Samples dropped before this file, for the header
+    pub dropped_before: u64,
+    /// a Sample the decoder would count over this many bytes is trimmed
+    /// (codec::MAX_DECODED; lowered only by tests)
+    pub max_decoded: usize,
 }
 
 impl Default for WriteOptions {
@@ -57,20 +64,53 @@ impl Default for WriteOptions {
             level: 3,
             sync_every: Duration::from_secs(1),
             max_size: None,
+            dir: None,
+            dropped_before: 0,
+            max_decoded: test_max_decoded().unwrap_or(codec::MAX_DECODED),
         }
     }
+}
+
+/// SCHEDTOP_TEST_MAX_DECODED=BYTES lowers the cap on a Sample (never
+/// raises it): how the tests make a real Sample "too large" without
+/// starting 190,000 threads.
+fn test_max_decoded() -> Option<usize> {
+    std::env::var("SCHEDTOP_TEST_MAX_DECODED")
+        .ok()?
+        .parse::<usize>()
+        .ok()
+        .map(|n| n.min(codec::MAX_DECODED))
 }
 
 /// What became of a Sample handed to the writer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Written {
+    /// taken: written, perhaps without some threads if it was too large
+    /// for a frame, or (when not even its CPUs fit) left out; both counted
+    /// in `Writer::left_out`
     Ok,
     /// not written: it would have passed `max_size`
     Full,
 }
 
+/// What the writer left out of Samples too large for a frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LeftOut {
+    /// Samples written without some of their threads
+    pub trimmed_samples: u64,
+    /// threads left out of them
+    pub threads: u64,
+    /// of those, threads that had not run since the Sample before
+    pub idle_threads: u64,
+    /// Samples not written at all
+    pub skipped_samples: u64,
+}
+
 pub struct Writer {
     file: File,
+    /// Samples written by this writer
+    samples: u64,
+    left_out: LeftOut,
     pos: u64,
     segment: u32,
     seq: u32,
@@ -168,6 +208,8 @@ impl Writer {
                 bail!("{} exists and is not a regular file", path.display());
             }
         }
+        // a file this call creates is removed again if its header fails
+        let created_here = opts.mode != OpenMode::Append || existing.is_none();
         let mut used_segments = Vec::new();
         let mut pending = Vec::new();
         let mut last_index = None;
@@ -220,6 +262,8 @@ impl Writer {
         }
         let mut w = Writer {
             file,
+            samples: 0,
+            left_out: LeftOut::default(),
             pos,
             segment,
             seq: 0,
@@ -235,14 +279,46 @@ impl Writer {
             last_sync: Instant::now(),
         };
         let created = now_ns();
-        let h = FileHeader::new(host, created, w.opts.key_every).to_bytes();
+        let mut h = FileHeader::new(host, created, w.opts.key_every);
+        h.dir = w.opts.dir;
+        h.dropped_before = w.opts.dropped_before;
+        let h = h.to_bytes();
         // two copies: a damaged one does not orphan the segment's Samples
-        for _ in 0..2 {
-            w.put(frame(Kind::Header, 0, created, 0, segment, &h))?;
+        let started = (0..2)
+            .try_for_each(|_| w.put(frame(Kind::Header, 0, created, 0, segment, &h)))
+            .and_then(|()| w.file.sync_data().context("syncing the recording"));
+        if let Err(e) = started {
+            // (a full disk) a file made here and left without its header
+            // would only be an empty file in the way of the next run
+            if created_here {
+                w.remove_own(path);
+            }
+            return Err(e.context(format!("{}", path.display())));
         }
-        w.file.sync_data()?;
         sync_parent(path);
         Ok(w)
+    }
+
+    /// Remove the file at `path` if it is still the one this writer has
+    /// open (it holds the lock; a file put there since is not touched).
+    pub fn remove_own(&self, path: &Path) {
+        use std::os::unix::fs::MetadataExt;
+        let (Ok(mine), Ok(there)) = (self.file.metadata(), std::fs::symlink_metadata(path)) else {
+            return;
+        };
+        if (mine.dev(), mine.ino()) == (there.dev(), there.ino()) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
+    /// Samples written by this writer (not those of earlier segments).
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// What was left out of Samples too large for a frame.
+    pub fn left_out(&self) -> LeftOut {
+        self.left_out
     }
 
     fn put(&mut self, bytes: Vec<u8>) -> Result<()> {
@@ -268,18 +344,41 @@ impl Writer {
         self.pos
     }
 
-    pub fn write_sample(&mut self, s: &Sample) -> Result<Written> {
-        if codec::decoded_size(s) > codec::MAX_DECODED {
-            // no reader would open it (codec::MAX_DECODED)
-            bail!(
-                "a Sample of {} threads is too large to record (over {} MiB decoded)",
-                s.threads.len(),
-                codec::MAX_DECODED >> 20
-            );
+    /// The Sample as it will be written, and its payload: trimmed when no
+    /// reader would decode it whole (codec::MAX_DECODED) or its frame would
+    /// be over MAX_PAYLOAD. None: not even its CPUs fit.
+    fn fit(&mut self, s: &Sample, key: bool) -> Option<(Option<Sample>, Vec<u8>)> {
+        let mut cap = self.opts.max_decoded;
+        let mut trimmed: Option<(Sample, super::sample_trim::Trim)> = None;
+        for _ in 0..16 {
+            let this = trimmed.as_ref().map_or(s, |t| &t.0);
+            if codec::decoded_size(this) > cap {
+                trimmed = Some(super::sample_trim::trim(s, self.prev.as_ref(), cap)?);
+                continue;
+            }
+            let base = if key { None } else { self.prev.as_ref() };
+            let payload = codec::encode_compressed(this, base, self.opts.level);
+            if payload.len() <= MAX_PAYLOAD as usize {
+                if let Some((_, cut)) = &trimmed {
+                    self.left_out.trimmed_samples += 1;
+                    self.left_out.threads += cut.threads as u64;
+                    self.left_out.idle_threads += cut.idle as u64;
+                }
+                return Some((trimmed.map(|t| t.0), payload));
+            }
+            // threads that compress badly: half the room, and again
+            cap = codec::decoded_size(this) / 2;
         }
+        None
+    }
+
+    pub fn write_sample(&mut self, s: &Sample) -> Result<Written> {
         let key = self.prev.is_none() || self.since_key >= self.opts.key_every;
-        let base = if key { None } else { self.prev.as_ref() };
-        let payload = codec::encode_compressed(s, base, self.opts.level);
+        let Some((trimmed, payload)) = self.fit(s, key) else {
+            self.left_out.skipped_samples += 1;
+            return Ok(Written::Ok);
+        };
+        let s = trimmed.as_ref().unwrap_or(s);
         let flags = if key { FLAG_KEY } else { 0 };
         let bytes = frame(
             Kind::Sample,
@@ -297,6 +396,7 @@ impl Writer {
             }
         }
         self.put(bytes)?;
+        self.samples += 1;
         self.seq = self.seq.wrapping_add(1);
         self.since_key = if key { 1 } else { self.since_key + 1 };
         self.prev = Some(s.clone());
