@@ -218,18 +218,8 @@ pub struct RecordArgs {
     /// Record into this directory until stopped: a new file every --rotate, the oldest deleted beyond --retain/--retain-size
     #[arg(long, value_name = "DIR", conflicts_with_all = ["output", "max_size", "append", "force"])]
     pub dir: Option<std::path::PathBuf>,
-    /// With --dir: start a new file this often (1h, 30m, 5s) [default: 1h]
-    #[arg(long, value_name = "D")]
-    pub rotate: Option<String>,
-    /// With --dir: delete files last written longer ago than this (7d, 12h)
-    #[arg(long, value_name = "D")]
-    pub retain: Option<String>,
-    /// With --dir: keep the recorder's own files under this size (2G, 500M)
-    #[arg(long, value_name = "SIZE")]
-    pub retain_size: Option<String>,
-    /// With --dir: keep this much of the filesystem free (2G, 15%, 0 for none), removing the recorder's oldest files and pausing when that is not enough [default: the larger of 15% and 1G, at most 4G and a quarter of the filesystem]
-    #[arg(long, value_name = "SIZE|PCT")]
-    pub keep_free: Option<String>,
+    #[command(flatten)]
+    pub black_box: BlackBoxArgs,
     #[command(flatten)]
     pub live: LiveArgs,
     /// Stop after this long: 90s, 30m, 12h, 1h30m, or seconds
@@ -349,6 +339,12 @@ pub struct SnapshotArgs {
 /// `schedtop serve`: an OpenMetrics exporter.
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
+    /// Also record into this directory as `record --dir` does (the black
+    /// box), from the same Samples: one process, one set of probes
+    #[arg(long, value_name = "DIR")]
+    pub record_dir: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub black_box: BlackBoxArgs,
     /// Address to listen on (HOST:PORT)
     #[arg(long, value_name = "ADDR", default_value = crate::serve::DEFAULT_LISTEN)]
     pub listen: String,
@@ -385,4 +381,31 @@ pub struct ServeArgs {
     /// preempted the CPU's current task then reads 0
     #[arg(long)]
     pub run_delay_waits: bool,
+}
+
+/// How a black box (`record --dir`, `serve --record-dir`) rotates and keeps
+/// its files.
+#[derive(Args, Debug, Clone, Default)]
+pub struct BlackBoxArgs {
+    /// Black box: start a new file this often (1h, 30m, 5s) [default: 1h]
+    #[arg(long, value_name = "D")]
+    pub rotate: Option<String>,
+    /// Black box: delete its files whose last Sample is longer ago than this (7d, 12h)
+    #[arg(long, value_name = "D")]
+    pub retain: Option<String>,
+    /// Black box: keep its own files under this size (2G, 500M)
+    #[arg(long, value_name = "SIZE")]
+    pub retain_size: Option<String>,
+    /// Black box: keep this much of the filesystem free (2G, 15%, 0 for none), removing its oldest files and pausing when that is not enough [default: the larger of 15% and 1G, at most 4G and a quarter of the filesystem]
+    #[arg(long, value_name = "SIZE|PCT")]
+    pub keep_free: Option<String>,
+}
+
+impl BlackBoxArgs {
+    pub fn any(&self) -> bool {
+        self.rotate.is_some()
+            || self.retain.is_some()
+            || self.retain_size.is_some()
+            || self.keep_free.is_some()
+    }
 }

@@ -85,6 +85,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 },
                 http: Default::default(),
                 web_config: a.web_config,
+                black_box: match a.record_dir {
+                    Some(dir) => Some((dir, schedtop::record_cli::black_box_policy(&a.black_box)?)),
+                    None if a.black_box.any() => anyhow::bail!(
+                        "--rotate, --retain, --retain-size and --keep-free are for --record-dir DIR"
+                    ),
+                    None => None,
+                },
             },
             {
                 let mut watch = schedtop::incident_cli::Headless::from_args(&a.incidents)?;

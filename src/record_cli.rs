@@ -5,9 +5,10 @@ use std::io::Write;
 
 use anyhow::{bail, Result};
 
-use crate::cli::{DumpArgs, RecordArgs, ReplayArgs};
+use crate::cli::{BlackBoxArgs, DumpArgs, RecordArgs, ReplayArgs};
 use crate::collect::LiveOptions;
 use crate::export::dump::{dump as run_dump, DumpOptions, Format};
+use crate::record::black_box::DirPolicy;
 use crate::record::recorder::{self, RecordOptions};
 use crate::record::timeexpr::{parse_duration, parse_size, parse_time};
 use crate::record::writer::OpenMode;
@@ -35,8 +36,7 @@ pub fn record(a: &RecordArgs) -> Result<()> {
     if let Some(dir) = &a.dir {
         return record_dir(a, dir, duration_ns, &mut tap);
     }
-    if a.rotate.is_some() || a.retain.is_some() || a.retain_size.is_some() || a.keep_free.is_some()
-    {
+    if a.black_box.any() {
         bail!("--rotate, --retain, --retain-size and --keep-free are for --dir DIR");
     }
     let mode = if a.append {
@@ -65,12 +65,8 @@ pub fn record(a: &RecordArgs) -> Result<()> {
     recorder::run_tapped(output, &opts, &mut tap)
 }
 
-fn record_dir(
-    a: &RecordArgs,
-    dir: &std::path::Path,
-    duration_ns: Option<u64>,
-    tap: &mut dyn FnMut(&crate::model::HostInfo, &crate::model::Sample),
-) -> Result<()> {
+/// The black box's policy from its arguments, each checked.
+pub fn black_box_policy(a: &BlackBoxArgs) -> Result<DirPolicy> {
     let rotate = a.rotate.as_deref().unwrap_or("1h");
     let rotate_ns = parse_duration(rotate).map_err(|e| anyhow::anyhow!("--rotate: {e}"))?;
     if rotate_ns < 1_000_000_000 {
@@ -89,6 +85,20 @@ fn record_dir(
             .map_err(|e| anyhow::anyhow!("--keep-free: {e}"))?,
         None => crate::record::disk_floor::KeepFree::Default,
     };
+    Ok(DirPolicy {
+        rotate_ns,
+        retain_ns,
+        retain_bytes,
+        keep_free,
+    })
+}
+
+fn record_dir(
+    a: &RecordArgs,
+    dir: &std::path::Path,
+    duration_ns: Option<u64>,
+    tap: &mut dyn FnMut(&crate::model::HostInfo, &crate::model::Sample),
+) -> Result<()> {
     crate::record::dir_writer::run_tapped(
         dir,
         &crate::record::dir_writer::DirOptions {
@@ -99,10 +109,7 @@ fn record_dir(
                 require_bpf: a.live.require_bpf,
                 run_delay_waits: a.live.run_delay_waits,
             },
-            rotate_ns,
-            retain_ns,
-            retain_bytes,
-            keep_free,
+            policy: black_box_policy(&a.black_box)?,
             duration_ns,
         },
         tap,

@@ -16,6 +16,7 @@ use crate::export::openmetrics_encode::{
     to_prometheus_text, wants_prometheus_text, OPENMETRICS_TYPE, PROMETHEUS_TYPE,
 };
 use crate::export::openmetrics_totals::Totals;
+use crate::record::black_box::{BlackBox, DirPolicy};
 use crate::serve_http::{self, web_config, Answer, Asked, HttpLimits};
 use crate::util::signals;
 
@@ -29,6 +30,8 @@ pub struct ServeOptions {
     pub http: HttpLimits,
     /// `--web-config`: TLS and basic authentication (exporter-toolkit's format)
     pub web_config: Option<std::path::PathBuf>,
+    /// `--record-dir`: the black box, fed the same Samples
+    pub black_box: Option<(std::path::PathBuf, DirPolicy)>,
 }
 
 const INDEX: &str = "<!DOCTYPE html>\n<html><head><title>schedtop</title></head><body>\n\
@@ -129,6 +132,20 @@ pub fn run_with(
         crate::say!("schedtop: {warning}");
     }
     let access = serve_http::Access::new(web)?;
+    // the black box's directory is locked before any probe loads: a
+    // directory another recorder holds is refused at once
+    let mut black_box = match &o.black_box {
+        Some((dir, policy)) => Some(BlackBox::open(dir, policy.clone())?),
+        None => None,
+    };
+    if let Some(bb) = &black_box {
+        crate::say!(
+            "schedtop: recording to {} every {} s, {}",
+            bb.dir().display(),
+            o.live.interval_ns as f64 / 1e9,
+            bb.describe()
+        );
+    }
     signals::stop_on(&[libc::SIGINT, libc::SIGTERM]);
     let totals: Arc<Mutex<Option<Totals>>> = Arc::new(Mutex::new(None));
     let failed = Arc::new(AtomicBool::new(false));
@@ -159,6 +176,17 @@ pub fn run_with(
                     sampler::sleep_until(stop),
                     |source, taken| {
                         if let Taken::Sample(s) = &taken {
+                            // the black box first: a Sample is on disk
+                            // before anything else can go wrong with it
+                            if let Some(bb) = black_box.as_mut() {
+                                if let Err(e) = bb.take(Source::host(source), s) {
+                                    let bb = black_box.take().expect("matched above");
+                                    crate::say!(
+                                        "schedtop: the black box stopped, serving goes on: {:#}",
+                                        bb.abandon(e)
+                                    );
+                                }
+                            }
                             tap(Source::host(source), s);
                         }
                         let pressure = read_pressure();
@@ -180,6 +208,12 @@ pub fn run_with(
                 );
                 if r.is_err() {
                     failed.store(true, Ordering::SeqCst);
+                }
+                if let Some(bb) = black_box.take() {
+                    match bb.finish() {
+                        Ok(summary) => crate::say!("schedtop: black box: {summary}"),
+                        Err(e) => crate::say!("schedtop: black box: closing: {e:#}"),
+                    }
                 }
                 r.map(|_| ())
             })?

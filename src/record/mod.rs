@@ -13,6 +13,7 @@
 //! - `sample_trim`: a Sample too large for a frame, trimmed;
 //! - `source`: a recording as a seekable `Source`;
 //! - `testdata`: deterministic synthetic Samples (tests, benches, fixture).
+pub mod black_box;
 pub mod codec;
 mod codec_attrs;
 mod codec_budget;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::dir_writer::left_out_line;
+use super::black_box::left_out_line;
 use super::writer::{LeftOut, OpenMode, WriteOptions, Writer, Written};
 use crate::collect::sampler::{self, Flow, Limits, Taken};
 use crate::collect::{LiveOptions, LiveSource, Source};
