@@ -306,3 +306,7 @@ pub fn rank(v: &mut [Finding]) {
 pub fn any_warning(v: &[Finding]) -> bool {
     v.iter().any(|f| f.severity == Severity::Warning)
 }
+
+#[cfg(test)]
+#[path = "finding_tests.rs"]
+mod tests;
