@@ -164,7 +164,7 @@ pub enum Command {
 #[derive(Args, Debug, Clone)]
 pub struct WhyArgs {
     /// How long to watch (with --from: the window ending at --at): 10s, 1m, 500ms
-    #[arg(short = 'd', long = "duration", value_name = "D", default_value = "10s", value_parser = crate::why_cli::parse_window)]
+    #[arg(short = 'd', long = "duration", value_name = "D", default_value = "10s", value_parser = parse_why_window)]
     pub duration: u64,
     /// Only findings about threads in this cgroup or below it (a path as the
     /// cgroups view shows it, or under this machine's cgroupfs mount)
@@ -200,6 +200,15 @@ pub struct TraceArgs {
     /// Only the threads of this process (filtered in the kernel)
     #[arg(short = 'p', long = "pid", value_name = "PID")]
     pub pid: Option<u32>,
+}
+
+/// `why -d`: at least 10 ms, at most a day, in ns.
+fn parse_why_window(s: &str) -> Result<u64, String> {
+    let v = crate::record::timeexpr::parse_duration(s)?;
+    if !(10_000_000..=86_400_000_000_000).contains(&v) {
+        return Err("the window must be between 10ms and a day (24h)".into());
+    }
+    Ok(v)
 }
 
 fn parse_trace_duration(s: &str) -> Result<f64, String> {

@@ -3,7 +3,7 @@
 //! first and last Samples make one interval (model/finding_window.rs), so
 //! the findings cover the whole window exactly. Exit status: 0 nothing
 //! wrong, 1 a warning, 2 an error.
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -49,7 +49,10 @@ pub fn run(a: &WhyArgs) -> Result<bool> {
     };
     let scope = Scope {
         pids: a.live.pids.clone(),
-        cgroup: a.cgroup.as_deref().map(|c| cgroup_path(c, a.from.is_none())),
+        cgroup: a
+            .cgroup
+            .as_deref()
+            .map(|c| cgroup_path(c, a.from.is_none())),
     };
     if let Some(c) = &scope.cgroup {
         let known = [&w.first, &w.end]
@@ -151,8 +154,11 @@ fn live(a: &WhyArgs) -> Result<Window> {
 
 /// The window of `duration` ns ending at `at` (default: the end) of a
 /// recording, within one segment.
-fn from_recording(path: &PathBuf, at: Option<&str>, duration: u64) -> Result<Window> {
-    let at = at.map(parse_time).transpose().map_err(|e| anyhow!("--at: {e}"))?;
+fn from_recording(path: &Path, at: Option<&str>, duration: u64) -> Result<Window> {
+    let at = at
+        .map(parse_time)
+        .transpose()
+        .map_err(|e| anyhow!("--at: {e}"))?;
     let (mut r, problems) = crate::record::dir::open_timeline(path)?;
     for p in &problems {
         crate::say!("schedtop: {p}");
@@ -240,8 +246,7 @@ fn text(w: &Window, found: &[Finding]) -> Vec<String> {
         ));
     }
     for (n, f) in found.iter().enumerate() {
-        if f.severity == Severity::Info && (n == 0 || found[n - 1].severity == Severity::Warning)
-        {
+        if f.severity == Severity::Info && (n == 0 || found[n - 1].severity == Severity::Warning) {
             out.push("Notes (how programs work here, not trouble by themselves):".into());
         }
         out.push(String::new());
@@ -298,13 +303,4 @@ fn json(w: &Window, scope: &Scope, found: &[Finding]) -> Result<String> {
         },
         findings: found,
     })?)
-}
-
-/// `-d`: at least 10 ms, at most a day.
-pub fn parse_window(s: &str) -> Result<u64, String> {
-    let v = crate::record::timeexpr::parse_duration(s)?;
-    if !(10_000_000..=86_400_000_000_000).contains(&v) {
-        return Err("the window must be between 10ms and a day (24h)".into());
-    }
-    Ok(v)
 }

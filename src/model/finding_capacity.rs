@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::cgroup::parent_path;
 use super::cgroup_name::short_name;
 use super::finding_thresholds::THRESHOLDS;
-use super::findings::{
+use super::finding_types::{
     under, Evidence, Finding, FindingKind, IntervalFacts, Severity, Subject, SubjectType, Value,
 };
 use super::interval::Row;
@@ -130,18 +130,26 @@ pub fn cpu_quota(f: &IntervalFacts) -> Vec<Finding> {
         ev.push("throttled_periods_pct", Value::round(share * 100.0, 1));
         ev.push("throttled_periods", Value::Int(throttled));
         ev.push("periods", Value::Int(periods));
-        ev.push("throttled_s", throttled_s.map_or(Value::None, |s| Value::round(s, 3)));
+        ev.push(
+            "throttled_s",
+            throttled_s.map_or(Value::None, |s| Value::round(s, 3)),
+        );
         ev.push("threads", Value::Int(u64::from(time.threads)));
         ev.push("cpu_used", Value::round(time.oncpu_ns as f64 / 1e9 / dt, 3));
         ev.push("wait_s", Value::round(time.wait_s(), 3));
         ev.push("wait_share_pct", Value::round(time.wait_share() * 100.0, 1));
-        ev.push("box_idle_cpus", idle.map_or(Value::None, |x| Value::round(x, 2)));
+        ev.push(
+            "box_idle_cpus",
+            idle.map_or(Value::None, |x| Value::round(x, 2)),
+        );
         let throttled_text = throttled_s
             .map(|s| format!(" ({s:.2} s throttled, summed over its CPUs)"))
             .unwrap_or_default();
         let room = match idle {
             Some(i) if i >= t.quota_idle_cpus => {
-                format!(", while the box had {i:.1} CPUs idle: the quota, not the box, held them back")
+                format!(
+                    ", while the box had {i:.1} CPUs idle: the quota, not the box, held them back"
+                )
             }
             Some(_) => ", and the rest of the box was busy too".to_string(),
             None => String::new(),
@@ -182,7 +190,11 @@ fn allowed_cpus(f: &IntervalFacts, cgroup: Option<&str>) -> (f64, &'static str) 
             if let Some(q) = c.quota_cpus.filter(|&q| q > 0.0 && q < best.0) {
                 best = (q, "quota");
             }
-            if let Some(n) = c.cpuset_cpus.map(f64::from).filter(|&n| n > 0.0 && n < best.0) {
+            if let Some(n) = c
+                .cpuset_cpus
+                .map(f64::from)
+                .filter(|&n| n > 0.0 && n < best.0)
+            {
                 best = (n, "cpuset");
             }
         }
@@ -251,6 +263,16 @@ pub fn too_many_threads(f: &IntervalFacts) -> Vec<Finding> {
     out
 }
 
+/// The thread is in (or below) a cgroup a cpu_quota finding names: its
+/// waits are that quota's, whoever ran meanwhile.
+pub(crate) fn under_throttled(r: &Row, quota: &[Finding]) -> bool {
+    let g = r.cgroup.as_deref().unwrap_or("");
+    quota.iter().any(|q| match &q.subject.id {
+        Value::Text(p) => q.kind == FindingKind::CpuQuota && under(g, p),
+        _ => false,
+    })
+}
+
 /// The box's CPU pressure over the interval (% of the time some task
 /// waited), where the kernel has PSI.
 fn psi_pct(f: &IntervalFacts) -> Option<f64> {
@@ -280,19 +302,10 @@ pub fn cpu_saturation(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
     {
         return Vec::new();
     }
-    // the waits of threads under a quota that was hit are that quota's
-    let throttled: Vec<&str> = quota
-        .iter()
-        .filter_map(|q| match &q.subject.id {
-            Value::Text(p) => Some(p.as_str()),
-            _ => None,
-        })
-        .collect();
     let mut time = Time::default();
     let mut by_process: BTreeMap<u32, u64> = BTreeMap::new();
     for r in f.threads() {
-        let g = r.cgroup.as_deref().unwrap_or("");
-        if throttled.iter().any(|q| under(g, q)) {
+        if under_throttled(r, quota) {
             continue;
         }
         time.add(r);
@@ -315,8 +328,14 @@ pub fn cpu_saturation(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
     let mut ev = Evidence::default();
     ev.push("cpus", Value::Int(ncpus as u64));
     ev.push("busy_pct", Value::round(busy_pct, 1));
-    ev.push("rq_waiting_per_cpu", rq_per_cpu.map_or(Value::None, |r| Value::round(r, 2)));
-    ev.push("psi_some_pct", psi.map_or(Value::None, |p| Value::round(p, 1)));
+    ev.push(
+        "rq_waiting_per_cpu",
+        rq_per_cpu.map_or(Value::None, |r| Value::round(r, 2)),
+    );
+    ev.push(
+        "psi_some_pct",
+        psi.map_or(Value::None, |p| Value::round(p, 1)),
+    );
     ev.push("wait_s", Value::round(time.wait_s(), 3));
     ev.push("wait_share_pct", Value::round(time.wait_share() * 100.0, 1));
     ev.push("top_waiters", Value::Text(waiters.join(", ")));

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::finding_capacity::{pct, Time};
 use super::finding_thresholds::THRESHOLDS;
-use super::findings::{
+use super::finding_types::{
     Evidence, Finding, FindingKind, IntervalFacts, Severity, Subject, SubjectType, Value,
 };
 use super::flows::node_flows;
@@ -79,11 +79,16 @@ struct Victims<'a> {
     p99_preempt_wait_us: u32,
 }
 
-pub fn antagonists(f: &IntervalFacts) -> Vec<Finding> {
+/// `quota`: the interval's cpu_quota findings (a throttled thread is the
+/// quota's, whoever ran while it was held back).
+pub fn antagonists(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
     let t = &THRESHOLDS;
     let dt = f.dt();
     let mut per_process: BTreeMap<u32, Victims> = BTreeMap::new();
     for r in f.threads() {
+        if super::finding_capacity::under_throttled(r, quota) {
+            continue;
+        }
         let mut one = Time::default();
         one.add(r);
         if !one.lost_enough(dt) {
@@ -125,18 +130,19 @@ pub fn antagonists(f: &IntervalFacts) -> Vec<Finding> {
         if let Some(c) = r.cpu {
             v.cpus.insert(c);
         }
-        v.p99_preempt_wait_us = v.p99_preempt_wait_us.max(r.p99_preempt_wait_us.unwrap_or(0));
+        v.p99_preempt_wait_us = v
+            .p99_preempt_wait_us
+            .max(r.p99_preempt_wait_us.unwrap_or(0));
     }
     let mut out = Vec::new();
     for (pid, v) in per_process {
-        let mut by: Vec<(u32, u64, String)> = v
-            .by
-            .into_iter()
-            .map(|(p, (n, comm))| {
-                let name = f.process_name(p).map_or(comm, str::to_string);
-                (p, n, name)
-            })
-            .collect();
+        let mut by: Vec<(u32, u64, String)> =
+            v.by.into_iter()
+                .map(|(p, (n, comm))| {
+                    let name = f.process_name(p).map_or(comm, str::to_string);
+                    (p, n, name)
+                })
+                .collect();
         by.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let named: Vec<String> = by
             .iter()
@@ -174,7 +180,10 @@ pub fn antagonists(f: &IntervalFacts) -> Vec<Finding> {
         let cpus = cpu_list(&v.cpus);
         let mut ev = Evidence::default();
         ev.push("wait_s", Value::round(v.time.wait_s(), 3));
-        ev.push("wait_share_pct", Value::round(v.time.wait_share() * 100.0, 1));
+        ev.push(
+            "wait_share_pct",
+            Value::round(v.time.wait_share() * 100.0, 1),
+        );
         ev.push("preempted_wait_pct", Value::round(preempted_pct * 100.0, 1));
         ev.push("preemptions", Value::Int(v.preemptions));
         ev.push("preempted_by", Value::Text(named.join(", ")));
@@ -225,7 +234,10 @@ fn reason_words(r: BlockReason) -> (&'static str, Severity) {
             "a futex (a lock or condition variable the threads contend for)",
             Severity::Warning,
         ),
-        BlockReason::DiskIo => ("disk I/O (the device, not the CPU, is the wait)", Severity::Warning),
+        BlockReason::DiskIo => (
+            "disk I/O (the device, not the CPU, is the wait)",
+            Severity::Warning,
+        ),
         BlockReason::PageFault => (
             "page faults (memory being read in or allocated)",
             Severity::Warning,
@@ -261,8 +273,8 @@ pub fn blocking(f: &IntervalFacts) -> Vec<Finding> {
         }
         // off the CPU and not waiting for it: blocked, apportioned to the
         // reasons by their counts
-        let off = (dt * 1e9 - r.oncpu_ns.unwrap_or(0) as f64 - r.wait_ns.unwrap_or(0) as f64)
-            .max(0.0);
+        let off =
+            (dt * 1e9 - r.oncpu_ns.unwrap_or(0) as f64 - r.wait_ns.unwrap_or(0) as f64).max(0.0);
         let b = per.entry(r.pid).or_default();
         for (i, &n) in why.blocked_on.iter().enumerate() {
             if n == 0 {

@@ -5,12 +5,14 @@
 //! within the periods.
 use std::sync::Arc;
 
-use crate::model::findings::{findings, Finding, FindingKind, IntervalFacts, Scope, Severity, Value};
+use crate::model::findings::{
+    findings, Finding, FindingKind, IntervalFacts, Scope, Severity, Value,
+};
 use crate::model::hist::slot_of_ns;
 use crate::model::why::{BlockReason, MigCause, WhySample};
 use crate::model::{
-    CgroupSample, CpuSample, CpuTopology, Log2Hist, MigrationCount, RqSample, Sample,
-    ThreadSample, Topology,
+    CgroupSample, CpuSample, CpuTopology, Log2Hist, MigrationCount, RqSample, Sample, ThreadSample,
+    Topology,
 };
 
 const S: u64 = 1_000_000_000;
@@ -200,7 +202,10 @@ fn a_throttled_quota_is_named_first_with_its_figures() {
     assert!(q.text.contains("1.5 CPUs idle"), "{}", q.text);
     let t = &v[1];
     assert_eq!(num(t, "allowed_cpus"), 0.5);
-    assert_eq!(t.evidence.get("limited_by"), Some(&Value::Text("quota".into())));
+    assert_eq!(
+        t.evidence.get("limited_by"),
+        Some(&Value::Text("quota".into()))
+    );
     assert_eq!(num(t, "runnable_threads"), 16.0);
     assert_eq!(num(t, "involuntary_per_s"), 320.0);
 }
@@ -322,7 +327,11 @@ fn an_antagonist_is_named_with_its_process_and_the_cpu() {
         Some(&Value::Text("spinner (pid 50, 100%)".into()))
     );
     assert_eq!(a.evidence.get("cpus"), Some(&Value::Text("1".into())));
-    assert!(a.text.contains("spinner (pid 50") && a.text.contains("CPU 1"), "{}", a.text);
+    assert!(
+        a.text.contains("spinner (pid 50") && a.text.contains("CPU 1"),
+        "{}",
+        a.text
+    );
     // 7.2 s of 7.4 s waited after preemptions, of 8.4 s runnable
     assert!((a.impact - 7.2 / 8.4).abs() < 0.01, "{}", a.impact);
 }
@@ -380,7 +389,10 @@ fn blocking_on_a_futex_by_many_threads_is_a_warning() {
 
 #[test]
 fn blocking_edges() {
-    assert!(blockers(2, 50_000, BlockReason::Futex).is_empty(), "a ping-pong pair");
+    assert!(
+        blockers(2, 50_000, BlockReason::Futex).is_empty(),
+        "a ping-pong pair"
+    );
     // 3 threads, 3,000 switches each in 10 s: 855 a second on the futex
     assert!(blockers(3, 3_000, BlockReason::Futex).is_empty());
     assert_eq!(kinds(&blockers(3, 4_000, BlockReason::Futex)), ["blocking"]);
@@ -428,10 +440,17 @@ fn cross_node_churn_names_the_flows() {
     assert_eq!(kinds(&v), ["cross_node_churn"], "{v:#?}");
     let c = &v[0];
     assert_eq!(c.subject.id, Value::Int(0));
-    assert_eq!(c.evidence.get("flows"), Some(&Value::Text("0→1 40, 1→0 20".into())));
+    assert_eq!(
+        c.evidence.get("flows"),
+        Some(&Value::Text("0→1 40, 1→0 20".into()))
+    );
     assert_eq!(num(c, "cross_node_balance_moves"), 60.0);
     assert_eq!(num(c, "busy_threads_moved"), 1.0);
-    assert!(c.text.contains("0→1 40") && c.text.contains("crunch"), "{}", c.text);
+    assert!(
+        c.text.contains("0→1 40") && c.text.contains("crunch"),
+        "{}",
+        c.text
+    );
 }
 
 #[test]
@@ -515,6 +534,13 @@ fn findings_rank_by_impact_warnings_first_and_serialise_the_contract() {
     let all: Vec<&str> = FindingKind::ALL.iter().map(|k| k.key()).collect();
     assert_eq!(
         all,
-        ["cpu_quota", "cpu_saturation", "too_many_threads", "antagonist", "blocking", "cross_node_churn"]
+        [
+            "cpu_quota",
+            "cpu_saturation",
+            "too_many_threads",
+            "antagonist",
+            "blocking",
+            "cross_node_churn"
+        ]
     );
 }

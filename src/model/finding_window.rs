@@ -110,8 +110,17 @@ mod tests {
             ..Sample::default()
         };
         // the first Sample's pairs belong to the interval before the window
-        let a = s(0, vec![t(1, 0, vec![(9, 100)], false), t(2, 0, vec![], false)]);
-        let b = s(1, vec![t(1, 5, vec![(9, 3), (8, 1)], false), t(2, 9, vec![(9, 2)], true)]);
+        let a = s(
+            0,
+            vec![t(1, 0, vec![(9, 100)], false), t(2, 0, vec![], false)],
+        );
+        let b = s(
+            1,
+            vec![
+                t(1, 5, vec![(9, 3), (8, 1)], false),
+                t(2, 9, vec![(9, 2)], true),
+            ],
+        );
         let c = s(2, vec![t(1, 8, vec![(9, 4)], false)]);
         let end = window_end(&[a, b, c]).unwrap();
         let one = end.thread(1).unwrap();
@@ -120,6 +129,9 @@ mod tests {
         let two = end.thread(2).expect("exited inside the window: kept");
         assert!(two.exited);
         assert_eq!(two.why.as_ref().unwrap().preempted_by, [(9, 2)]);
-        assert!(window_end(&[Sample::default()]).is_none(), "one Sample: no interval");
+        assert!(
+            window_end(&[Sample::default()]).is_none(),
+            "one Sample: no interval"
+        );
     }
 }

@@ -8,6 +8,7 @@ pub mod figures;
 pub mod finding_capacity;
 pub mod finding_causes;
 pub mod finding_thresholds;
+pub mod finding_types;
 pub mod finding_window;
 pub mod findings;
 pub mod flows;
