@@ -154,6 +154,33 @@ pub enum Command {
     /// Record every scheduler event (switch, wakeup, migration) for SECS seconds
     /// into a Perfetto trace (open it in ui.perfetto.dev); needs root
     Trace(TraceArgs),
+    /// Say why: watch for a while (-d, default 10s) or read a recording, and print
+    /// what troubles the scheduler here, ranked by what it costs. Exit status: 0
+    /// nothing wrong, 1 a warning was found, 2 an error
+    Why(WhyArgs),
+}
+
+/// `schedtop why`: findings over a window.
+#[derive(Args, Debug, Clone)]
+pub struct WhyArgs {
+    /// How long to watch (with --from: the window ending at --at): 10s, 1m, 500ms
+    #[arg(short = 'd', long = "duration", value_name = "D", default_value = "10s", value_parser = parse_why_window)]
+    pub duration: u64,
+    /// Only findings about threads in this cgroup or below it (a path as the
+    /// cgroups view shows it, or under this machine's cgroupfs mount)
+    #[arg(long, value_name = "PATH")]
+    pub cgroup: Option<String>,
+    /// One JSON object: {"findings": [{"kind", "severity", "subject", "impact", "evidence", "text"}, ...]}
+    #[arg(long)]
+    pub json: bool,
+    /// Judge a window of this recording (or directory of recordings) instead of this machine
+    #[arg(long, value_name = "FILE|DIR")]
+    pub from: Option<std::path::PathBuf>,
+    /// With --from: the end of the window (2026-11-21T23:15:00Z, 23:15:00, -5m, +90s); default: the end
+    #[arg(long, value_name = "T", allow_hyphen_values = true, requires = "from")]
+    pub at: Option<String>,
+    #[command(flatten)]
+    pub live: LiveArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -173,6 +200,15 @@ pub struct TraceArgs {
     /// Only the threads of this process (filtered in the kernel)
     #[arg(short = 'p', long = "pid", value_name = "PID")]
     pub pid: Option<u32>,
+}
+
+/// `why -d`: at least 10 ms, at most a day, in ns.
+fn parse_why_window(s: &str) -> Result<u64, String> {
+    let v = crate::record::timeexpr::parse_duration(s)?;
+    if !(10_000_000..=86_400_000_000_000).contains(&v) {
+        return Err("the window must be between 10ms and a day (24h)".into());
+    }
+    Ok(v)
 }
 
 fn parse_trace_duration(s: &str) -> Result<f64, String> {

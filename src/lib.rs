@@ -21,3 +21,4 @@ pub mod snapshot;
 pub mod trace;
 pub mod ui;
 pub mod util;
+pub mod why_cli;

@@ -9,6 +9,10 @@ fn main() -> ExitCode {
     schedtop::util::stdio::fill_closed_std_fds();
     schedtop::util::heap::keep_resident_near_use();
     let cli = Cli::parse();
+    if let Some(Command::Why(a)) = &cli.command {
+        // its own exit status: 0 nothing wrong, 1 a warning, 2 an error
+        return schedtop::why_cli::main(a);
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -68,6 +72,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             pid: t.pid,
         }),
         Some(Command::Snapshot(args)) => schedtop::snapshot::run(&args),
+        Some(Command::Why(_)) => unreachable!("handled in main"),
         Some(Command::Serve(a)) => schedtop::serve::run_with(
             &schedtop::serve::ServeOptions {
                 listen: a.listen,
