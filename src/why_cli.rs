@@ -159,10 +159,10 @@ fn from_recording(path: &Path, at: Option<&str>, duration: u64) -> Result<Window
         .map(parse_time)
         .transpose()
         .map_err(|e| anyhow!("--at: {e}"))?;
-    let (mut r, problems) = crate::record::dir::open_timeline(path)?;
-    for p in &problems {
-        crate::say!("schedtop: {p}");
-    }
+    let timeline = crate::record::dir::open_timeline(path)?;
+    // files left out are named; the window is read from the rest
+    timeline.say_problems();
+    let mut r = timeline.source;
     let times = (0..r.len()).filter_map(|i| r.time_of(i));
     let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {
         bail!("{}: the recording has no Samples", path.display());
