@@ -24,7 +24,8 @@ install -m 0755 "$bin" "$stage/usr/bin/schedtop"
 "$bin" completions bash >"$stage/usr/share/bash-completion/completions/schedtop"
 "$bin" completions zsh >"$stage/usr/share/zsh/vendor-completions/_schedtop"
 "$bin" completions fish >"$stage/usr/share/fish/vendor_completions.d/schedtop.fish"
-install -m 0644 packaging/systemd/schedtop-record.service packaging/systemd/schedtop-exporter.service \
+install -m 0644 packaging/systemd/schedtop.service packaging/systemd/schedtop-record.service \
+    packaging/systemd/schedtop-exporter.service \
     "$stage/lib/systemd/system/"
 cat >"$stage/usr/share/doc/schedtop/copyright" <<'COPY'
 schedtop is licensed under the MIT license or the Apache License 2.0, at your option.

@@ -42,7 +42,8 @@ in_root userdel schedtop >/dev/null 2>&1 || true
 in_root dpkg -i /schedtop.deb >/dev/null
 in_root schedtop --version
 for f in /usr/share/man/man1/schedtop.1.gz /usr/share/bash-completion/completions/schedtop \
-    /lib/systemd/system/schedtop-record.service /lib/systemd/system/schedtop-exporter.service; do
+    /lib/systemd/system/schedtop.service /lib/systemd/system/schedtop-record.service \
+    /lib/systemd/system/schedtop-exporter.service; do
     [ -s "$root$f" ] || fail "$f is missing from the package"
 done
 
@@ -56,7 +57,7 @@ case "$shell" in */nologin | */false) ;; *) fail "schedtop can log in (shell $sh
 echo "check-deb: user schedtop uid $uid gid $gid home $home shell $shell"
 
 # the units: the user, the capabilities, the filter
-for u in schedtop-record schedtop-exporter; do
+for u in schedtop schedtop-record schedtop-exporter; do
     f="$root/lib/systemd/system/$u.service"
     for want in "User=schedtop" "Group=schedtop" "AmbientCapabilities=CAP_BPF CAP_PERFMON" \
         "CapabilityBoundingSet=CAP_BPF CAP_PERFMON" "NoNewPrivileges=yes" \
@@ -66,7 +67,7 @@ for u in schedtop-record schedtop-exporter; do
 done
 units=$(mktemp -d -p "$log")
 stage=${deb%.deb}
-for u in "$root"/lib/systemd/system/schedtop-*.service; do
+for u in "$root"/lib/systemd/system/schedtop*.service; do
     # the staged binary stands in for /usr/bin/schedtop (verify runs it)
     sed "s|/usr/bin/schedtop|$PWD/$stage/usr/bin/schedtop|" "$u" >"$units/$(basename "$u")"
 done
@@ -102,13 +103,17 @@ files=$(find "$root/var/log/schedtop" -name '*.schedtop' -uid "$uid" | wc -l)
 lines=$(in_root schedtop dump /var/log/schedtop | wc -l)
 [ "$lines" -ge 8 ] || fail "dump of the directory gave $lines intervals"
 
-# the exporter from there, scraped from outside
+# the agent from there (schedtop.service: the exporter and the black box in
+# one process), scraped from outside
+rm -rf "$root/var/log/schedtop-agent"
+install -d -m 0700 -o "$uid" -g "$gid" "$root/var/log/schedtop-agent"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 # setsid, chroot, env and setpriv exec: $! is the exporter itself
 setsid chroot "$root" env PATH=/usr/sbin:/usr/bin:/sbin:/bin setpriv --reuid schedtop --regid schedtop \
     --init-groups --no-new-privs --inh-caps=-all,+bpf,+perfmon --ambient-caps=-all,+bpf,+perfmon \
     --bounding-set=-all,+bpf,+perfmon \
-    schedtop serve --listen "127.0.0.1:$port" -i 1 --require-bpf 2>"$log/serve" &
+    schedtop serve --listen "127.0.0.1:$port" -i 1 --require-bpf \
+    --record-dir /var/log/schedtop-agent --rotate 1s --keep-free 64M 2>"$log/serve" &
 serve=$!
 scrape() { curl -sf "http://127.0.0.1:$port/metrics" || true; }
 metrics=""
@@ -153,6 +158,12 @@ while read -r name rest; do
     grep -q "CapBnd:000000c000000000" <<<"$rest" || fail "thread $name ran with more than CAP_BPF CAP_PERFMON: $rest"
 done <<<"$threads"
 [ "$n" -ge 2 ] || fail "read $n threads of serve"
+# the black box it fed, written as the user after the drop
+files=$(find "$root/var/log/schedtop-agent" -name '*.schedtop' -uid "$uid" | wc -l)
+[ "$files" -ge 2 ] || fail "serve --record-dir wrote $files files as schedtop, expected 2 or more"
+lines=$(in_root schedtop dump /var/log/schedtop-agent | wc -l)
+[ "$lines" -ge 2 ] || fail "dump of the agent's directory gave $lines intervals"
+echo "check-deb: the agent (serve --record-dir) as schedtop: $files files, $lines intervals"
 
 # an upgrade restarts running units, a removal stops them: systemd stood in
 # for by scripts that record how they are called
@@ -163,12 +174,12 @@ for tool in deb-systemd-invoke systemctl; do
 done
 rm -f "$root/systemd-calls"
 in_root dpkg -i /schedtop.deb >/dev/null
-grep -qx "deb-systemd-invoke try-restart schedtop-record.service schedtop-exporter.service" "$root/systemd-calls" ||
+grep -qx "deb-systemd-invoke try-restart schedtop.service schedtop-record.service schedtop-exporter.service" "$root/systemd-calls" ||
     { cat "$root/systemd-calls" >&2; fail "an upgrade did not try-restart the units"; }
 grep -qx "systemctl --system daemon-reload" "$root/systemd-calls" || fail "an upgrade did not reload systemd"
 rm -f "$root/systemd-calls"
 in_root dpkg -r schedtop >/dev/null
-grep -qx "deb-systemd-invoke stop schedtop-record.service schedtop-exporter.service" "$root/systemd-calls" ||
+grep -qx "deb-systemd-invoke stop schedtop.service schedtop-record.service schedtop-exporter.service" "$root/systemd-calls" ||
     { cat "$root/systemd-calls" >&2; fail "a removal did not stop the units"; }
 rm -f "$root/systemd-calls"
 echo "check-deb: upgrade try-restarts the units, removal stops them"
