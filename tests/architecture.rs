@@ -49,7 +49,10 @@ fn crate_refs(text: &str) -> BTreeSet<String> {
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                 .collect();
-            if !name.is_empty() {
+            // `crate::say!`: an exported macro sits at the crate's root
+            // whichever module defines it (util/stdio.rs): not a module
+            let is_macro = after[name.len()..].starts_with('!');
+            if !name.is_empty() && !is_macro {
                 out.insert(name);
             }
             rest = after;
