@@ -84,3 +84,30 @@ fn replay_steps_through_its_recording_in_the_loop() {
     assert!(s.contains("sample 8/14"), "{s}");
     assert!(s.contains("PAUSE"), "{s}");
 }
+
+/// The status line's message goes after `status::SHOWN_FOR` (6 s) on the
+/// loop's clock: the script's, where a frame is one loop turn with no
+/// input, lasting the loop's own timeout (50-100 ms) but at least 60 ms.
+#[test]
+fn a_status_message_goes_after_six_seconds_of_frames() {
+    use common::ui_kit::{frames, ScriptedFeed};
+    use schedtop::ui::feed::FeedEvent;
+    let screen_after = |n: usize| {
+        let mut session = live();
+        let host = session.host.clone();
+        let mut first: Vec<FeedEvent> = fixtures::samples(host.source)
+            .into_iter()
+            .map(|s| FeedEvent::Sample(s.into()))
+            .collect();
+        first.push(FeedEvent::Status("bundle written to /x".into(), false));
+        let mut feed = ScriptedFeed::events_per_turn(host, vec![first]);
+        run_script(&mut session, &mut feed, frames(n), 120, 30)
+    };
+    assert_eq!(schedtop::ui::status::SHOWN_FOR.as_secs(), 6);
+    // 50 frames: at most 5 s
+    let s = screen_after(50);
+    assert!(s.contains("bundle written to /x"), "{s}");
+    // 110 frames: at least 6.6 s
+    let s = screen_after(110);
+    assert!(!s.contains("bundle written to /x"), "{s}");
+}
