@@ -7,14 +7,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 mod common;
 
-use common::ui_kit::press_char;
+use common::ui_kit::{press_char, screen};
 
 use schedtop::export::screenshot::Format;
 use schedtop::model::SourceKind;
 use schedtop::ui::action::{Action, Effect};
-use schedtop::ui::render::buffer_text;
 use schedtop::ui::screenshot_key::{self, ScreenshotConfig};
-use schedtop::ui::{fixtures, render_to_buffer, AppState};
+use schedtop::ui::{fixtures, AppState};
 
 /// 2026-11-21 23:15:00 UTC
 fn at() -> SystemTime {
@@ -43,7 +42,7 @@ fn s_saves_the_screen_and_says_where() {
     let mut app = fixtures::app(SourceKind::Bpf, 100, 30);
     let host = app.host.hostname.clone();
     // the screen before the key: what the file must hold
-    let before = buffer_text(&render_to_buffer(&app, 100, 30));
+    let before = screen(&app, 100, 30);
 
     let saved = press_s(&mut app, &cfg, at());
     let stem = format!("schedtop-{host}-20261121-231500");
@@ -73,7 +72,7 @@ fn s_saves_the_screen_and_says_where() {
         )
     );
     // on the bottom line of the next frame, in place of the key hints
-    let screen = buffer_text(&render_to_buffer(&app, 100, 30));
+    let screen = screen(&app, 100, 30);
     let last = screen.lines().last().unwrap();
     assert!(last.starts_with("saved "), "{last}");
     assert!(!last.contains("F1Help"), "{last}");
@@ -142,7 +141,7 @@ fn a_failure_is_one_line_on_the_status_line() {
         st.text
     );
     assert!(st.text.contains("No such file"), "{}", st.text);
-    let screen = buffer_text(&render_to_buffer(&app, 100, 30));
+    let screen = screen(&app, 100, 30);
     assert!(screen
         .lines()
         .last()
