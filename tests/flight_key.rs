@@ -8,7 +8,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+mod common;
+
+use common::ui_kit::{key_event, press_char};
+use ratatui::crossterm::event::{Event, KeyCode};
 
 use schedtop::collect::flight::{EventKind, FlightEvent, COMM_LEN};
 use schedtop::export::flight_ring::{
@@ -25,24 +28,16 @@ fn at() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(1_795_302_900)
 }
 
-fn press(app: &mut AppState, c: char) -> Effect {
-    let k = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
-    match keys::map_event(&Event::Key(k), app) {
-        Some(a) => schedtop::ui::layout::apply(app, a),
-        None => Effect::None,
-    }
-}
-
 /// What the event loop does for W.
 fn press_w(app: &mut AppState, link: Option<&mut FlightLink>) -> bool {
-    assert_eq!(press(app, 'W'), Effect::WriteFlight);
+    assert_eq!(press_char(app, 'W'), Effect::WriteFlight);
     flight_key::request(app, link, at())
 }
 
 #[test]
 fn w_maps_to_write_flight() {
     let app = fixtures::app(SourceKind::Bpf, 100, 30);
-    let k = KeyEvent::new(KeyCode::Char('W'), KeyModifiers::SHIFT);
+    let k = key_event(KeyCode::Char('W'));
     assert_eq!(
         keys::map_event(&Event::Key(k), &app),
         Some(Action::WriteFlight)
@@ -63,7 +58,7 @@ fn w_without_flight_says_how_to_turn_it_on() {
         "flight recorder off: start schedtop with --flight SECS"
     );
     // the next key clears it
-    press(&mut app, 'P');
+    press_char(&mut app, 'P');
     assert!(app.status.is_none());
 }
 

@@ -1,7 +1,10 @@
 //! A directory of recordings (`record --dir`) in the replay view: `t`/`T`
 //! step across file boundaries, `j` jumps into another file, and the first
 //! Sample of a file has rates (from the last Sample of the file before).
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+mod common;
+
+use common::ui_kit::press;
+use ratatui::crossterm::event::KeyCode;
 
 use schedtop::record::dir::DirSource;
 use schedtop::record::testdata::{synthetic_host, synthetic_samples, SynthOptions};
@@ -9,16 +12,6 @@ use schedtop::record::{WriteOptions, Writer};
 use schedtop::ui::replay::Replay;
 use schedtop::ui::Session;
 use schedtop::util::clock::rfc3339;
-
-fn key(app: &mut Session, code: KeyCode) {
-    let mods = match code {
-        KeyCode::Char(c) if c.is_ascii_uppercase() => KeyModifiers::SHIFT,
-        _ => KeyModifiers::NONE,
-    };
-    if let Some(a) = schedtop::ui::keys::map_event(&Event::Key(KeyEvent::new(code, mods)), app) {
-        app.apply(a);
-    }
-}
 
 #[test]
 fn steps_and_jumps_cross_file_boundaries() {
@@ -43,8 +36,8 @@ fn steps_and_jumps_cross_file_boundaries() {
     app.apply(schedtop::ui::action::Action::Resize(120, 40));
     let index = |app: &Session| app.replay.as_ref().unwrap().index.unwrap();
     // t from the last Sample of file 0 to the first of file 1
-    key(&mut app, KeyCode::Char('t'));
-    key(&mut app, KeyCode::Char('t'));
+    press(&mut app, KeyCode::Char('t'));
+    press(&mut app, KeyCode::Char('t'));
     assert_eq!(index(&app), 3);
     assert_eq!(app.current(), Some(&all[3]));
     // rates at the boundary: some thread switched in that interval
@@ -69,15 +62,15 @@ fn steps_and_jumps_cross_file_boundaries() {
     }
     assert!(checked > 0, "no thread to check");
     // T back into file 0
-    key(&mut app, KeyCode::Char('T'));
+    press(&mut app, KeyCode::Char('T'));
     assert_eq!(index(&app), 2);
     assert_eq!(app.current(), Some(&all[2]));
     // j to a moment inside file 2
-    key(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Char('j'));
     for c in rfc3339(all[7].time_ns).chars() {
-        key(&mut app, KeyCode::Char(c));
+        press(&mut app, KeyCode::Char(c));
     }
-    key(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Enter);
     assert_eq!(index(&app), 7);
     assert_eq!(app.current(), Some(&all[7]));
 }

@@ -5,31 +5,24 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+mod common;
+
+use common::ui_kit::{press_char, screen};
 
 use schedtop::export::screenshot::Format;
 use schedtop::model::SourceKind;
 use schedtop::ui::action::{Action, Effect};
-use schedtop::ui::render::buffer_text;
 use schedtop::ui::screenshot_key::{self, ScreenshotConfig};
-use schedtop::ui::{fixtures, keys, render_to_buffer, AppState};
+use schedtop::ui::{fixtures, AppState};
 
 /// 2026-11-21 23:15:00 UTC
 fn at() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(1_795_302_900)
 }
 
-fn press(app: &mut AppState, c: char) -> Effect {
-    let k = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
-    match keys::map_event(&Event::Key(k), app) {
-        Some(a) => schedtop::ui::layout::apply(app, a),
-        None => Effect::None,
-    }
-}
-
 /// What the event loop does for the key: the effect, then the save.
 fn press_s(app: &mut AppState, cfg: &ScreenshotConfig, now: SystemTime) -> Vec<std::path::PathBuf> {
-    assert_eq!(press(app, 's'), Effect::Screenshot);
+    assert_eq!(press_char(app, 's'), Effect::Screenshot);
     screenshot_key::take(app, cfg, now)
 }
 
@@ -49,7 +42,7 @@ fn s_saves_the_screen_and_says_where() {
     let mut app = fixtures::app(SourceKind::Bpf, 100, 30);
     let host = app.host.hostname.clone();
     // the screen before the key: what the file must hold
-    let before = buffer_text(&render_to_buffer(&app, 100, 30));
+    let before = screen(&app, 100, 30);
 
     let saved = press_s(&mut app, &cfg, at());
     let stem = format!("schedtop-{host}-20261121-231500");
@@ -79,7 +72,7 @@ fn s_saves_the_screen_and_says_where() {
         )
     );
     // on the bottom line of the next frame, in place of the key hints
-    let screen = buffer_text(&render_to_buffer(&app, 100, 30));
+    let screen = screen(&app, 100, 30);
     let last = screen.lines().last().unwrap();
     assert!(last.starts_with("saved "), "{last}");
     assert!(!last.contains("F1Help"), "{last}");
@@ -104,7 +97,7 @@ fn s_saves_the_screen_and_says_where() {
     // any other key clears the message; a resize does not
     schedtop::ui::layout::apply(&mut app, Action::Resize(90, 30));
     assert!(app.status.is_some());
-    press(&mut app, 'I');
+    press_char(&mut app, 'I');
     assert!(app.status.is_none());
 }
 
@@ -114,7 +107,7 @@ fn the_screen_is_saved_at_the_terminal_size_in_every_format() {
     let cfg = ScreenshotConfig::new(&Format::ALL, dir.path()).unwrap();
     let mut app = fixtures::app(SourceKind::Bpf, 100, 30);
     schedtop::ui::layout::apply(&mut app, Action::Resize(61, 17));
-    press(&mut app, 'c'); // the CPU view
+    press_char(&mut app, 'c'); // the CPU view
     let saved = press_s(&mut app, &cfg, at());
     let exts: Vec<String> = saved
         .iter()
@@ -148,7 +141,7 @@ fn a_failure_is_one_line_on_the_status_line() {
         st.text
     );
     assert!(st.text.contains("No such file"), "{}", st.text);
-    let screen = buffer_text(&render_to_buffer(&app, 100, 30));
+    let screen = screen(&app, 100, 30);
     assert!(screen
         .lines()
         .last()
@@ -177,14 +170,14 @@ fn a_planted_symlink_is_never_followed() {
 #[test]
 fn s_is_text_while_typing_a_filter_and_closes_help() {
     let mut app = fixtures::app(SourceKind::Bpf, 100, 30);
-    press(&mut app, '/');
-    assert_eq!(press(&mut app, 's'), Effect::None);
+    press_char(&mut app, '/');
+    assert_eq!(press_char(&mut app, 's'), Effect::None);
     assert_eq!(app.filter, "s");
     let mut app = fixtures::app(SourceKind::Bpf, 100, 30);
-    press(&mut app, '?');
-    assert_eq!(press(&mut app, 's'), Effect::None);
+    press_char(&mut app, '?');
+    assert_eq!(press_char(&mut app, 's'), Effect::None);
     assert!(!app.help);
-    assert_eq!(press(&mut app, 's'), Effect::Screenshot);
+    assert_eq!(press_char(&mut app, 's'), Effect::Screenshot);
 }
 
 #[test]

@@ -2,15 +2,13 @@
 //! limited to 2.1 CPUs and throttled, a systemd service, a session scope
 //! whose cpu.stat vanished ('-', not 0). Snapshots at 80x24 and 200x50,
 //! the detail pane, folding, sorting and the filter.
+mod common;
+
+use common::ui_kit::screen;
 use schedtop::model::SourceKind;
 use schedtop::ui::action::Action;
 use schedtop::ui::app::{AppState, View};
 use schedtop::ui::fixtures;
-use schedtop::ui::render::{buffer_text, render_to_buffer};
-
-fn screen(app: &AppState, w: u16, h: u16) -> String {
-    buffer_text(&render_to_buffer(app, w, h))
-}
 
 fn cgroups_app(w: u16, h: u16) -> AppState {
     let mut app = fixtures::app(SourceKind::Bpf, w, h);

@@ -2,6 +2,9 @@
 //! (1 node/2 CPUs, 2/8, 4/32 and the 16-node 128-CPU server of seed 004)
 //! at 80x24 and 200x50, the selected thread's highlighted flows (styles
 //! read from the Buffer), the XNODE/s column, and no panic at any size.
+mod common;
+
+use common::ui_kit::screen;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -44,10 +47,6 @@ fn app(nodes: u32, per_node: u32, w: u16, h: u16, actions: &[Action]) -> AppStat
         schedtop::ui::layout::apply(&mut app, a);
     }
     app
-}
-
-fn screen(app: &AppState, w: u16, h: u16) -> String {
-    buffer_text(&render_to_buffer(app, w, h))
 }
 
 /// Run-queue average of `cpu` in the fixture's last interval.

@@ -1,5 +1,8 @@
 //! Key handling on the app state alone (no terminal): keys go through the
 //! same mapping as the live UI (`keys::map_event`), then `AppState::apply`.
+mod common;
+
+use common::ui_kit::{press, press_event, typed};
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use schedtop::model::interval::RowKey;
@@ -12,27 +15,6 @@ use schedtop::ui::{keys, AppState, View};
 
 fn app() -> AppState {
     fixtures::app(SourceKind::Bpf, 120, 40)
-}
-
-fn key(app: &mut AppState, code: KeyCode) -> Effect {
-    let mods = match code {
-        KeyCode::Char(c) if c.is_ascii_uppercase() => KeyModifiers::SHIFT,
-        _ => KeyModifiers::NONE,
-    };
-    press(app, KeyEvent::new(code, mods))
-}
-
-fn press(app: &mut AppState, k: KeyEvent) -> Effect {
-    match keys::map_event(&Event::Key(k), app) {
-        Some(a) => schedtop::ui::layout::apply(app, a),
-        None => Effect::None,
-    }
-}
-
-fn chars(app: &mut AppState, s: &str) {
-    for c in s.chars() {
-        key(app, KeyCode::Char(c));
-    }
 }
 
 fn comms(app: &AppState) -> Vec<String> {
@@ -66,10 +48,10 @@ fn default_sort_is_involuntary_switches_descending_unknown_last() {
 #[test]
 fn sort_column_moves_and_inverts() {
     let mut app = app();
-    key(&mut app, KeyCode::Char('>'));
+    press(&mut app, KeyCode::Char('>'));
     assert_eq!(app.sort, Column::CPU_PCT);
     assert_eq!(app.rows()[0].comm.as_ref(), "spin");
-    key(&mut app, KeyCode::Char('I'));
+    press(&mut app, KeyCode::Char('I'));
     assert!(app.sort_inverted);
     let v: Vec<Option<f64>> = app.rows().iter().map(|r| r.cpu_pct).collect();
     let known: Vec<f64> = v.iter().flatten().copied().collect();
@@ -78,23 +60,23 @@ fn sort_column_moves_and_inverts() {
         "ascending: {known:?}"
     );
     assert_eq!(v.last(), Some(&None), "unknown still last when inverted");
-    key(&mut app, KeyCode::F(6));
+    press(&mut app, KeyCode::F(6));
     assert_eq!(app.sort, Column::AVG_SLICE);
-    key(&mut app, KeyCode::Char('P'));
+    press(&mut app, KeyCode::Char('P'));
     assert_eq!(app.sort, Column::CPU_PCT, "P sorts by CPU% as in htop");
-    key(&mut app, KeyCode::Char('>'));
+    press(&mut app, KeyCode::Char('>'));
     assert!(
         !app.sort_inverted,
         "a new column starts in its own direction"
     );
-    key(&mut app, KeyCode::Char('<'));
-    key(&mut app, KeyCode::Char('<'));
-    key(&mut app, KeyCode::Char('<'));
+    press(&mut app, KeyCode::Char('<'));
+    press(&mut app, KeyCode::Char('<'));
+    press(&mut app, KeyCode::Char('<'));
     assert_eq!(app.sort, Column::VCSW);
     assert_eq!(app.rows()[0].comm.as_ref(), "kworker/1:2");
     // by name: alphabetical
-    key(&mut app, KeyCode::Char('<'));
-    key(&mut app, KeyCode::Char('<'));
+    press(&mut app, KeyCode::Char('<'));
+    press(&mut app, KeyCode::Char('<'));
     assert_eq!(app.sort, Column::COMM);
     let names = comms(&app);
     let mut sorted = names.clone();
@@ -102,27 +84,27 @@ fn sort_column_moves_and_inverts() {
     assert_eq!(names, sorted);
     // at 80 columns PID is not shown, so it is not a sort choice
     schedtop::ui::layout::apply(&mut app, Action::Resize(80, 24));
-    key(&mut app, KeyCode::Char('<'));
+    press(&mut app, KeyCode::Char('<'));
     assert_eq!(app.sort, Column::TID);
-    key(&mut app, KeyCode::Char('<'));
+    press(&mut app, KeyCode::Char('<'));
     assert_eq!(app.sort, Column::MIGR, "wraps around");
 }
 
 #[test]
 fn filter_matches_the_cgroup_path_and_short_name() {
     let mut app = app();
-    key(&mut app, KeyCode::Char('/'));
+    press(&mut app, KeyCode::Char('/'));
     // the short name of the container ("ctr 9b1c2d3e4f5a"), not in its path
-    chars(&mut app, "ctr 9b1c");
-    key(&mut app, KeyCode::Enter);
+    typed(&mut app, "ctr 9b1c");
+    press(&mut app, KeyCode::Enter);
     let mut pids: Vec<u32> = app.rows().iter().map(|r| r.pid).collect();
     pids.dedup();
     assert_eq!(pids, [2210], "ffmpeg's container only");
-    key(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
     // a path component: the postgres service
-    key(&mut app, KeyCode::Char('/'));
-    chars(&mut app, "postgresql.service");
-    key(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Char('/'));
+    typed(&mut app, "postgresql.service");
+    press(&mut app, KeyCode::Enter);
     assert!(!app.rows().is_empty());
     assert!(app.rows().iter().all(|r| r.pid == 812));
 }
@@ -130,31 +112,31 @@ fn filter_matches_the_cgroup_path_and_short_name() {
 #[test]
 fn filter_by_name_or_pid_and_esc_clears() {
     let mut app = app();
-    key(&mut app, KeyCode::Char('/'));
+    press(&mut app, KeyCode::Char('/'));
     assert!(app.filter_editing);
-    chars(&mut app, "ENC");
+    typed(&mut app, "ENC");
     assert_eq!(app.rows().len(), 5);
     assert!(comms(&app).iter().all(|c| c.contains("enc")));
     // while typing, q is text, not quit
-    assert_eq!(key(&mut app, KeyCode::Char('q')), Effect::None);
+    assert_eq!(press(&mut app, KeyCode::Char('q')), Effect::None);
     assert_eq!(app.filter, "ENCq");
     assert!(app.rows().is_empty());
-    key(&mut app, KeyCode::Backspace);
-    key(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Backspace);
+    press(&mut app, KeyCode::Enter);
     assert!(!app.filter_editing);
     assert_eq!(app.rows().len(), 5, "the filter stays after Enter");
-    key(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
     assert!(app.filter.is_empty());
     assert_eq!(app.rows().len(), app.total_rows());
     // a pid selects its threads
-    key(&mut app, KeyCode::Char('/'));
-    chars(&mut app, "812");
-    key(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Char('/'));
+    typed(&mut app, "812");
+    press(&mut app, KeyCode::Enter);
     assert_eq!(app.rows().len(), 4);
     assert!(app.rows().iter().all(|r| r.pid == 812));
     // Esc while typing clears too
-    key(&mut app, KeyCode::Char('/'));
-    key(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Char('/'));
+    press(&mut app, KeyCode::Esc);
     assert!(app.filter.is_empty() && !app.filter_editing);
 }
 
@@ -163,7 +145,7 @@ fn follow_keeps_the_selected_thread_across_resorts() {
     let mut app = app();
     // select "spin" (5th by NVCSW/s)
     while app.selected_row().unwrap().comm.as_ref() != "spin" {
-        key(&mut app, KeyCode::Down);
+        press(&mut app, KeyCode::Down);
     }
     let at = app.selected;
     assert_eq!(at, 4);
@@ -181,13 +163,13 @@ fn follow_keeps_the_selected_thread_across_resorts() {
     assert_ne!(plain.selected_row().unwrap().comm.as_ref(), "spin");
 
     // with F it moves with the thread
-    key(&mut app, KeyCode::Char('F'));
+    press(&mut app, KeyCode::Char('F'));
     assert!(app.follow);
     let s = next_sample_with_burst(&app, 3001);
     app.push_sample(s);
     assert_eq!(app.selected, 0);
     assert_eq!(app.selected_row().unwrap().comm.as_ref(), "spin");
-    key(&mut app, KeyCode::Char('F'));
+    press(&mut app, KeyCode::Char('F'));
     assert!(!app.follow);
 }
 
@@ -195,8 +177,8 @@ fn follow_keeps_the_selected_thread_across_resorts() {
 fn processes_aggregate_threads_and_toggle_back() {
     let mut app = app();
     // select ffmpeg:enc2 (pid 2210)
-    key(&mut app, KeyCode::Down);
-    key(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Down);
     assert_eq!(app.selected_row().unwrap().comm.as_ref(), "ffmpeg:enc2");
     let threads: Vec<_> = app
         .derived
@@ -205,7 +187,7 @@ fn processes_aggregate_threads_and_toggle_back() {
         .filter(|r| r.pid == 2210)
         .cloned()
         .collect();
-    key(&mut app, KeyCode::Char('H'));
+    press(&mut app, KeyCode::Char('H'));
     assert_eq!(app.view, View::Processes);
     assert_eq!(app.rows().len(), 5);
     let p = app.selected_row().unwrap();
@@ -226,7 +208,7 @@ fn processes_aggregate_threads_and_toggle_back() {
         .sum();
     assert_eq!(p.slice_hist.as_ref().unwrap().total(), slices);
     // and back: the process's main thread
-    key(&mut app, KeyCode::Char('H'));
+    press(&mut app, KeyCode::Char('H'));
     assert_eq!(app.view, View::Threads);
     assert_eq!(app.selected_row().unwrap().id, 2210);
 }
@@ -236,7 +218,7 @@ fn pause_freezes_the_screen_but_keeps_collecting() {
     let mut app = app();
     let before = app.rows().to_vec();
     let t_before = app.current().unwrap().time_ns;
-    key(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char(' '));
     assert!(app.paused);
     let s = next_sample_with_burst(&app, 3001);
     app.push_sample(s.clone());
@@ -244,9 +226,9 @@ fn pause_freezes_the_screen_but_keeps_collecting() {
     assert_eq!(app.current().unwrap().time_ns, t_before);
     assert_eq!(app.pending.len(), 1);
     // navigation still works while paused
-    key(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Down);
     assert_eq!(app.selected, 1);
-    key(&mut app, KeyCode::Char('Z'));
+    press(&mut app, KeyCode::Char('Z'));
     assert!(!app.paused, "Z toggles pause too (htop)");
     assert!(app.pending.is_empty());
     assert_eq!(app.current().unwrap().time_ns, s.time_ns);
@@ -257,21 +239,21 @@ fn pause_freezes_the_screen_but_keeps_collecting() {
 fn interval_keys_step_and_report() {
     let mut app = app();
     assert_eq!(
-        key(&mut app, KeyCode::Char('+')),
+        press(&mut app, KeyCode::Char('+')),
         Effect::SetInterval(2_000_000_000)
     );
     assert_eq!(app.interval_ns, 2_000_000_000);
-    key(&mut app, KeyCode::Char('-'));
+    press(&mut app, KeyCode::Char('-'));
     assert_eq!(
-        key(&mut app, KeyCode::Char('-')),
+        press(&mut app, KeyCode::Char('-')),
         Effect::SetInterval(500_000_000)
     );
     for _ in 0..10 {
-        key(&mut app, KeyCode::Char('-'));
+        press(&mut app, KeyCode::Char('-'));
     }
     assert_eq!(app.interval_ns, 100_000_000);
     assert_eq!(
-        key(&mut app, KeyCode::Char('-')),
+        press(&mut app, KeyCode::Char('-')),
         Effect::None,
         "no step below the last"
     );
@@ -282,45 +264,45 @@ fn navigation_clamps_and_scrolls() {
     let mut app = fixtures::app(SourceKind::Bpf, 80, 12);
     let page = app.page();
     assert!(page > 0 && page < app.rows().len(), "page {page}");
-    key(&mut app, KeyCode::End);
+    press(&mut app, KeyCode::End);
     assert_eq!(app.selected, app.rows().len() - 1);
     assert_eq!(app.offset, app.rows().len() - page);
-    key(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Down);
     assert_eq!(app.selected, app.rows().len() - 1);
-    key(&mut app, KeyCode::Home);
+    press(&mut app, KeyCode::Home);
     assert_eq!((app.selected, app.offset), (0, 0));
-    key(&mut app, KeyCode::Up);
+    press(&mut app, KeyCode::Up);
     assert_eq!(app.selected, 0);
-    key(&mut app, KeyCode::PageDown);
+    press(&mut app, KeyCode::PageDown);
     assert_eq!(app.selected, page);
     assert!(app.offset <= app.selected && app.selected < app.offset + page);
-    key(&mut app, KeyCode::PageUp);
+    press(&mut app, KeyCode::PageUp);
     assert_eq!(app.selected, 0);
 }
 
 #[test]
 fn help_detail_and_quit() {
     let mut app = app();
-    assert_eq!(key(&mut app, KeyCode::Char('q')), Effect::Quit);
-    key(&mut app, KeyCode::Char('?'));
+    assert_eq!(press(&mut app, KeyCode::Char('q')), Effect::Quit);
+    press(&mut app, KeyCode::Char('?'));
     assert!(app.help);
     // any key closes help and does nothing else
-    assert_eq!(key(&mut app, KeyCode::Char('q')), Effect::None);
+    assert_eq!(press(&mut app, KeyCode::Char('q')), Effect::None);
     assert!(!app.help);
-    key(&mut app, KeyCode::F(1));
+    press(&mut app, KeyCode::F(1));
     assert!(app.help);
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     assert_eq!(
-        press(&mut app, ctrl_c),
+        press_event(&mut app, ctrl_c),
         Effect::Quit,
         "Ctrl-C quits from help"
     );
-    key(&mut app, KeyCode::Char('h'));
+    press(&mut app, KeyCode::Char('h'));
     assert!(!app.help);
 
-    key(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Enter);
     assert!(app.detail);
-    key(&mut app, KeyCode::Char('a'));
+    press(&mut app, KeyCode::Char('a'));
     assert_eq!(app.hist_scope, HistScope::SinceStart);
     let since = app.since_start.clone().unwrap();
     let row = app.selected_row().unwrap().clone();
@@ -343,20 +325,20 @@ fn help_detail_and_quit() {
         assert!(s.preempted_by.is_empty(), "preemptors are per interval");
     }
     assert_eq!(app.wait_view, WaitView::All);
-    key(&mut app, KeyCode::Char('w'));
+    press(&mut app, KeyCode::Char('w'));
     assert_eq!(app.wait_view, WaitView::AfterWakeup);
-    key(&mut app, KeyCode::Char('w'));
-    key(&mut app, KeyCode::Char('w'));
+    press(&mut app, KeyCode::Char('w'));
+    press(&mut app, KeyCode::Char('w'));
     assert_eq!(app.wait_view, WaitView::All, "w cycles through three");
-    key(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
     assert!(!app.detail, "Esc closes the detail pane");
-    assert_eq!(key(&mut app, KeyCode::F(10)), Effect::Quit);
+    assert_eq!(press(&mut app, KeyCode::F(10)), Effect::Quit);
 }
 
 #[test]
 fn resize_keeps_selection_visible() {
     let mut app = app();
-    key(&mut app, KeyCode::End);
+    press(&mut app, KeyCode::End);
     let sel = app.selected;
     assert_eq!(
         keys::map_event(&Event::Resize(80, 10), &app),
@@ -373,17 +355,17 @@ fn resize_keeps_selection_visible() {
 #[test]
 fn cpu_and_numa_views_and_back() {
     let mut app = app();
-    key(&mut app, KeyCode::Down);
-    key(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Down);
     let sel = app.selected_key;
     assert!(sel.is_some());
     // c shows the CPU view; c again goes back to the table
-    key(&mut app, KeyCode::Char('c'));
+    press(&mut app, KeyCode::Char('c'));
     assert_eq!(app.view, View::Cpus);
-    key(&mut app, KeyCode::Char('c'));
+    press(&mut app, KeyCode::Char('c'));
     assert_eq!(app.view, View::Threads);
     // n shows NUMA, keeping the selected thread; Esc goes back
-    key(&mut app, KeyCode::Char('n'));
+    press(&mut app, KeyCode::Char('n'));
     assert_eq!(app.view, View::Numa);
     assert_eq!(
         app.selected_key, sel,
@@ -394,47 +376,47 @@ fn cpu_and_numa_views_and_back() {
         sel,
         "the NUMA view highlights the selected thread"
     );
-    key(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
     assert_eq!(app.view, View::Threads);
     assert_eq!(app.selected_key, sel);
     // m toggles the matrix in the NUMA view, and opens it from elsewhere
-    key(&mut app, KeyCode::Char('m'));
+    press(&mut app, KeyCode::Char('m'));
     assert_eq!((app.view, app.numa_matrix), (View::Numa, true));
-    key(&mut app, KeyCode::Char('m'));
+    press(&mut app, KeyCode::Char('m'));
     assert_eq!((app.view, app.numa_matrix), (View::Numa, false));
-    key(&mut app, KeyCode::Char('n'));
+    press(&mut app, KeyCode::Char('n'));
     assert_eq!(app.view, View::Threads);
     // c from n, then n from c: straight across, back to the table at the end
-    key(&mut app, KeyCode::Char('n'));
-    key(&mut app, KeyCode::Char('c'));
+    press(&mut app, KeyCode::Char('n'));
+    press(&mut app, KeyCode::Char('c'));
     assert_eq!(app.view, View::Cpus);
-    key(&mut app, KeyCode::Char('n'));
+    press(&mut app, KeyCode::Char('n'));
     assert_eq!(app.view, View::Numa);
-    key(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
     assert_eq!(app.view, View::Threads);
     // from the processes table, back goes to processes
-    key(&mut app, KeyCode::Char('H'));
-    key(&mut app, KeyCode::Char('c'));
+    press(&mut app, KeyCode::Char('H'));
+    press(&mut app, KeyCode::Char('c'));
     assert_eq!(app.view, View::Cpus);
-    key(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
     assert_eq!(app.view, View::Processes);
     // H from the CPU view shows the other table
-    key(&mut app, KeyCode::Char('c'));
-    key(&mut app, KeyCode::Char('H'));
+    press(&mut app, KeyCode::Char('c'));
+    press(&mut app, KeyCode::Char('H'));
     assert_eq!(app.view, View::Threads);
 }
 
 #[test]
 fn esc_in_the_cpu_view_keeps_the_filter() {
     let mut app = app();
-    key(&mut app, KeyCode::Char('/'));
-    chars(&mut app, "enc");
-    key(&mut app, KeyCode::Enter);
-    key(&mut app, KeyCode::Char('c'));
-    key(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Char('/'));
+    typed(&mut app, "enc");
+    press(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Char('c'));
+    press(&mut app, KeyCode::Esc);
     assert_eq!(app.view, View::Threads);
     assert_eq!(app.filter, "enc", "the first Esc only leaves the view");
-    key(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
     assert_eq!(app.filter, "");
 }
 
@@ -443,28 +425,28 @@ fn arrows_scroll_the_cpu_list_not_the_selection() {
     let topology = fixtures::numa_topology(16, 8);
     let mut app = fixtures::numa_app(topology, 80, 40);
     let sel = app.selected_key;
-    key(&mut app, KeyCode::Char('c'));
-    key(&mut app, KeyCode::Down);
-    key(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Char('c'));
+    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Down);
     assert_eq!(app.cpu_scroll, 2);
     assert_eq!(app.selected_key, sel);
-    key(&mut app, KeyCode::Up);
+    press(&mut app, KeyCode::Up);
     assert_eq!(app.cpu_scroll, 1);
-    key(&mut app, KeyCode::End);
+    press(&mut app, KeyCode::End);
     // 128 CPU lines and 16 node titles
     assert_eq!(app.cpu_scroll, 128 + 16 - 1);
-    key(&mut app, KeyCode::PageDown);
+    press(&mut app, KeyCode::PageDown);
     assert_eq!(app.cpu_scroll, 128 + 16 - 1, "clamped");
-    key(&mut app, KeyCode::Home);
+    press(&mut app, KeyCode::Home);
     assert_eq!(app.cpu_scroll, 0);
-    key(&mut app, KeyCode::Up);
+    press(&mut app, KeyCode::Up);
     assert_eq!(app.cpu_scroll, 0);
     // Enter opens no detail pane over the CPU view
-    key(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Enter);
     assert!(!app.detail);
     // in the NUMA view the arrows pick another thread to highlight
-    key(&mut app, KeyCode::Char('n'));
-    key(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Char('n'));
+    press(&mut app, KeyCode::Down);
     assert_ne!(app.selected_key, sel);
     assert_eq!(app.selected, 1);
 }
@@ -472,23 +454,23 @@ fn arrows_scroll_the_cpu_list_not_the_selection() {
 #[test]
 fn help_scrolls_with_arrows_and_closes_on_other_keys() {
     let mut app = app();
-    key(&mut app, KeyCode::Char('?'));
+    press(&mut app, KeyCode::Char('?'));
     assert_eq!(app.help_scroll, 0);
-    key(&mut app, KeyCode::Down);
-    key(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Down);
     assert!(app.help, "arrows scroll, they do not close");
     assert_eq!(app.help_scroll, 2);
-    key(&mut app, KeyCode::PageUp);
+    press(&mut app, KeyCode::PageUp);
     assert_eq!(app.help_scroll, 0);
-    key(&mut app, KeyCode::End);
+    press(&mut app, KeyCode::End);
     assert!(app.help_scroll > 20);
     let sel = app.selected;
-    key(&mut app, KeyCode::Char('c'));
+    press(&mut app, KeyCode::Char('c'));
     assert!(!app.help);
     assert_eq!(app.view, View::Threads, "the closing key does nothing else");
     assert_eq!(app.selected, sel);
     // reopened, it starts at the top
-    key(&mut app, KeyCode::F(1));
+    press(&mut app, KeyCode::F(1));
     assert_eq!(app.help_scroll, 0);
 }
 
@@ -533,20 +515,20 @@ fn a_big_table_sorts_each_page_like_a_full_sort() {
     assert_eq!(app.rows().len(), want.len());
     assert_eq!(window(&app), wanted(&app, &want), "first page");
     for _ in 0..3 {
-        key(&mut app, KeyCode::PageDown);
+        press(&mut app, KeyCode::PageDown);
     }
     assert!(app.offset > 0);
     assert_eq!(window(&app), wanted(&app, &want), "fourth page");
-    key(&mut app, KeyCode::End);
+    press(&mut app, KeyCode::End);
     assert_eq!(window(&app), wanted(&app, &want), "last page");
     // follow a row from the middle through a re-sort
-    key(&mut app, KeyCode::Home);
+    press(&mut app, KeyCode::Home);
     for _ in 0..2 {
-        key(&mut app, KeyCode::PageDown);
+        press(&mut app, KeyCode::PageDown);
     }
     let followed = app.selected_row().unwrap().key;
-    key(&mut app, KeyCode::Char('F'));
-    key(&mut app, KeyCode::Char('I'));
+    press(&mut app, KeyCode::Char('F'));
+    press(&mut app, KeyCode::Char('I'));
     assert_eq!(app.selected_row().unwrap().key, followed);
     // inverted: ascending, unknown still last, ties still by tid
     want.sort_by(|a, b| match (a.0, b.0) {

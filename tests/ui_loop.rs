@@ -2,104 +2,31 @@
 //! keys in through a scripted event source, screens out. No terminal needed;
 //! what only a real terminal shows (resize, signals, restore) stays in the
 //! tmux tests.
-use std::collections::VecDeque;
-use std::io;
-use std::time::Duration;
+mod common;
 
-use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
+use common::ui_kit::{keys, run_script, ScriptedFeed, Step};
+use ratatui::crossterm::event::KeyCode;
 
-use schedtop::model::{HostInfo, SourceKind};
-use schedtop::ui::feed::{Feed, FeedEvent};
-use schedtop::ui::render::buffer_text;
-use schedtop::ui::run::{run_loop, EventSource};
-use schedtop::ui::screenshot_key::ScreenshotConfig;
+use schedtop::model::SourceKind;
+use schedtop::ui::feed::NoFeed;
 use schedtop::ui::{fixtures, AppState, Mode, Session};
 
-enum Step {
-    Key(KeyCode),
-    /// no input for a frame: the loop draws what the keys did
-    Frame,
-}
-
-struct Script(VecDeque<Step>);
-
-impl EventSource for Script {
-    fn poll(&mut self, timeout: Duration) -> io::Result<bool> {
-        match self.0.front() {
-            Some(Step::Frame) => {
-                self.0.pop_front();
-                std::thread::sleep(timeout.max(Duration::from_millis(60)));
-                Ok(false)
-            }
-            _ => Ok(true),
-        }
-    }
-
-    fn read(&mut self) -> io::Result<Event> {
-        // an exhausted script quits, so a test cannot hang
-        let code = match self.0.pop_front() {
-            Some(Step::Key(c)) => c,
-            _ => KeyCode::Char('q'),
-        };
-        let mods = match code {
-            KeyCode::Char(c) if c.is_ascii_uppercase() => KeyModifiers::SHIFT,
-            _ => KeyModifiers::NONE,
-        };
-        Ok(Event::Key(KeyEvent::new(code, mods)))
-    }
-}
-
-/// A feed that hands over fixed Samples, all at the first look.
-struct Fixed {
-    host: HostInfo,
-    events: VecDeque<FeedEvent>,
-}
-
-impl Feed for Fixed {
-    fn host(&self) -> &HostInfo {
-        &self.host
-    }
-    fn poll(&mut self) -> Option<FeedEvent> {
-        self.events.pop_front()
-    }
-    fn set_interval(&mut self, ns: u64) {
-        self.host.interval_ns = ns;
-    }
-}
-
-fn keys(s: &str) -> Vec<Step> {
-    s.chars().map(|c| Step::Key(KeyCode::Char(c))).collect()
-}
-
-/// Run the loop on `session` fed the fixture Samples, play `steps`, draw a
-/// last frame and quit: the screen it left.
+/// Run the loop on `session` fed the fixture Samples (or nothing), play
+/// `steps`, draw a last frame and quit: the screen it left.
 fn run(mut session: Session, feed_samples: bool, steps: Vec<Step>, w: u16, h: u16) -> String {
     let host = session.host.clone();
-    let events = if feed_samples {
-        fixtures::samples(host.source)
-            .into_iter()
-            .map(|s| FeedEvent::Sample(s.into()))
-            .collect()
+    if feed_samples {
+        let samples = fixtures::samples(host.source);
+        run_script(
+            &mut session,
+            &mut ScriptedFeed::all_at_once(host, samples),
+            steps,
+            w,
+            h,
+        )
     } else {
-        VecDeque::new()
-    };
-    let mut feed = Fixed { host, events };
-    let mut script: VecDeque<Step> = steps.into();
-    script.push_back(Step::Frame);
-    script.push_back(Step::Key(KeyCode::Char('q')));
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    run_loop(
-        &mut term,
-        &mut Script(script),
-        &mut session,
-        &mut feed,
-        &ScreenshotConfig::default(),
-        None,
-    )
-    .unwrap();
-    buffer_text(term.backend().buffer())
+        run_script(&mut session, &mut NoFeed::new(host), steps, w, h)
+    }
 }
 
 fn live() -> Session {
@@ -156,4 +83,31 @@ fn replay_steps_through_its_recording_in_the_loop() {
     // paused at Sample 5, two steps: the 8th of 14
     assert!(s.contains("sample 8/14"), "{s}");
     assert!(s.contains("PAUSE"), "{s}");
+}
+
+/// The status line's message goes after `status::SHOWN_FOR` (6 s) on the
+/// loop's clock: the script's, where a frame is one loop turn with no
+/// input, lasting the loop's own timeout (50-100 ms) but at least 60 ms.
+#[test]
+fn a_status_message_goes_after_six_seconds_of_frames() {
+    use common::ui_kit::{frames, ScriptedFeed};
+    use schedtop::ui::feed::FeedEvent;
+    let screen_after = |n: usize| {
+        let mut session = live();
+        let host = session.host.clone();
+        let mut first: Vec<FeedEvent> = fixtures::samples(host.source)
+            .into_iter()
+            .map(|s| FeedEvent::Sample(s.into()))
+            .collect();
+        first.push(FeedEvent::Status("bundle written to /x".into(), false));
+        let mut feed = ScriptedFeed::events_per_turn(host, vec![first]);
+        run_script(&mut session, &mut feed, frames(n), 120, 30)
+    };
+    assert_eq!(schedtop::ui::status::SHOWN_FOR.as_secs(), 6);
+    // 50 frames: at most 5 s
+    let s = screen_after(50);
+    assert!(s.contains("bundle written to /x"), "{s}");
+    // 110 frames: at least 6.6 s
+    let s = screen_after(110);
+    assert!(!s.contains("bundle written to /x"), "{s}");
 }

@@ -2,6 +2,8 @@
 //! Sample pushed (paused or not) and reads back equal, the header says
 //! `REC <file> <size>`, a second `R` stops, and a file that cannot be
 //! created is a one-line message, not a crash.
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
 
 use schedtop::model::SourceKind;
@@ -9,7 +11,6 @@ use schedtop::record::Reader;
 use schedtop::ui::action::Action;
 use schedtop::ui::fixtures;
 use schedtop::ui::recording::default_name;
-use schedtop::ui::render::{buffer_text, render_to_buffer};
 use schedtop::ui::Session;
 
 fn app() -> Session {
@@ -78,7 +79,7 @@ fn r_records_every_sample_and_stops() {
     app.push_sample(s);
     let rec = app.recording.clone().unwrap();
     assert_eq!(rec.samples, 5);
-    let screen = buffer_text(&render_to_buffer(&app, 120, 40));
+    let screen = common::ui_kit::screen(&app, 120, 40);
     let size = schedtop::ui::format::bytes(rec.size);
     assert!(
         screen.contains(&format!("REC  {name} {size}")),

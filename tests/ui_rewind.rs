@@ -2,89 +2,18 @@
 //! keep arriving one per loop turn while `T` steps back through the kept
 //! history; the header says `REWIND −Ns` next to the moving live clock,
 //! and `End` returns to live. `R` while rewound records the whole history.
-use std::collections::VecDeque;
-use std::io;
-use std::time::Duration;
+mod common;
 
-use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
+use common::ui_kit::{frames, run_script, ScriptedFeed, Step};
+use ratatui::crossterm::event::KeyCode;
 
 use schedtop::model::{HostInfo, Sample};
 use schedtop::record::testdata::{synthetic_host, synthetic_samples, SynthOptions};
 use schedtop::record::Reader;
 use schedtop::ui::action::Action;
-use schedtop::ui::feed::{Feed, FeedEvent};
 use schedtop::ui::history::{History, DEFAULT_BYTE_CAP, DEFAULT_WINDOW_NS};
-use schedtop::ui::render::buffer_text;
 use schedtop::ui::replay::ReplayAction;
-use schedtop::ui::run::{run_loop, EventSource};
-use schedtop::ui::screenshot_key::ScreenshotConfig;
 use schedtop::ui::{AppState, Mode, Session};
-
-enum Step {
-    Key(KeyCode),
-    /// no input for one loop turn (the feed hands over its next group)
-    Frame,
-}
-
-struct Script(VecDeque<Step>);
-
-impl EventSource for Script {
-    fn poll(&mut self, timeout: Duration) -> io::Result<bool> {
-        match self.0.front() {
-            Some(Step::Frame) => {
-                self.0.pop_front();
-                std::thread::sleep(timeout.max(Duration::from_millis(60)));
-                Ok(false)
-            }
-            _ => Ok(true),
-        }
-    }
-
-    fn read(&mut self) -> io::Result<Event> {
-        let code = match self.0.pop_front() {
-            Some(Step::Key(c)) => c,
-            _ => KeyCode::Char('q'),
-        };
-        let mods = match code {
-            KeyCode::Char(c) if c.is_ascii_uppercase() => KeyModifiers::SHIFT,
-            _ => KeyModifiers::NONE,
-        };
-        Ok(Event::Key(KeyEvent::new(code, mods)))
-    }
-}
-
-/// Hands over one group of Samples per loop turn: the first group at
-/// once, then one Sample per turn, as a live feed does.
-struct Trickle {
-    host: HostInfo,
-    groups: VecDeque<VecDeque<Sample>>,
-    /// the group being handed over this turn
-    cur: Option<VecDeque<Sample>>,
-}
-
-impl Feed for Trickle {
-    fn host(&self) -> &HostInfo {
-        &self.host
-    }
-    fn poll(&mut self) -> Option<FeedEvent> {
-        let g = self
-            .cur
-            .get_or_insert_with(|| self.groups.pop_front().unwrap_or_default());
-        match g.pop_front() {
-            Some(s) => Some(FeedEvent::Sample(s.into())),
-            None => {
-                // the turn's group is done: the next turn takes the next one
-                self.cur = None;
-                None
-            }
-        }
-    }
-    fn set_interval(&mut self, ns: u64) {
-        self.host.interval_ns = ns;
-    }
-}
 
 const FIRST: usize = 30;
 
@@ -103,39 +32,16 @@ fn session(host: &HostInfo) -> Session {
     Session::live_with_history(AppState::new(host.clone(), Mode::Live), h)
 }
 
-/// Run the loop: FIRST Samples in the first turn, one more per later turn.
-/// Returns the screen after each `Snap` point (a Frame then a draw).
+/// Run the loop: FIRST Samples in the first turn, one more per later turn
+/// (as a live feed hands them over). The screen it left, and the session.
 fn run(steps: Vec<Step>, w: u16, h: u16) -> (String, Session) {
     let (host, samples) = synth();
-    let mut groups: VecDeque<VecDeque<Sample>> = VecDeque::new();
-    groups.push_back(samples[..FIRST].iter().cloned().collect());
-    for s in &samples[FIRST..] {
-        groups.push_back(VecDeque::from([s.clone()]));
-    }
-    let mut feed = Trickle {
-        host: host.clone(),
-        groups,
-        cur: None,
-    };
+    let mut groups = vec![samples[..FIRST].to_vec()];
+    groups.extend(samples[FIRST..].iter().map(|s| vec![s.clone()]));
+    let mut feed = ScriptedFeed::per_turn(host.clone(), groups);
     let mut session = session(&host);
-    let mut script: VecDeque<Step> = steps.into();
-    script.push_back(Step::Frame);
-    script.push_back(Step::Key(KeyCode::Char('q')));
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    run_loop(
-        &mut term,
-        &mut Script(script),
-        &mut session,
-        &mut feed,
-        &ScreenshotConfig::default(),
-        None,
-    )
-    .unwrap();
-    (buffer_text(term.backend().buffer()), session)
-}
-
-fn frames(n: usize) -> Vec<Step> {
-    (0..n).map(|_| Step::Frame).collect()
+    let s = run_script(&mut session, &mut feed, steps, w, h);
+    (s, session)
 }
 
 /// The header's `live HH:MM:SS` and `REWIND −Ns`, as numbers.

@@ -1,5 +1,8 @@
 //! Snapshots of every view and state of the live UI, drawn from fixture
 //! Samples into ratatui's TestBackend and compared as text.
+mod common;
+
+use common::ui_kit::screen;
 use schedtop::model::SourceKind;
 use schedtop::ui::action::Action;
 use schedtop::ui::fixtures;
@@ -9,10 +12,6 @@ use schedtop::ui::AppState;
 use ratatui::style::Modifier;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
-
-fn screen(app: &AppState, w: u16, h: u16) -> String {
-    buffer_text(&render_to_buffer(app, w, h))
-}
 
 fn apply(mut app: AppState, actions: &[Action]) -> AppState {
     for &a in actions {

@@ -1,7 +1,7 @@
 //! The event loop: input and Samples change the state, the state is drawn
 //! at a bounded frame rate (ratatui diffs frames: no full clears).
 use std::io::{self, IsTerminal};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Result};
 use ratatui::backend::{Backend, CrosstermBackend};
@@ -176,6 +176,23 @@ impl EventSource for TerminalEvents {
     }
 }
 
+/// Where the event loop reads the time (frame pacing, how long the status
+/// line's message stays, replay playback): CLOCK_MONOTONIC, or in tests a
+/// clock that moves only when their script says time passed.
+pub trait LoopClock {
+    /// Nanoseconds on CLOCK_MONOTONIC, or the test's stand-in for it.
+    fn now_ns(&self) -> u64;
+}
+
+/// The real clock.
+pub struct MonotonicClock;
+
+impl LoopClock for MonotonicClock {
+    fn now_ns(&self) -> u64 {
+        crate::util::clock::monotonic_ns()
+    }
+}
+
 fn event_loop(
     app: &mut Session,
     feed: &mut impl Feed,
@@ -196,7 +213,24 @@ pub fn run_loop<B: Backend>(
     app: &mut Session,
     feed: &mut impl Feed,
     shots: &ScreenshotConfig,
+    flight: Option<&mut FlightLink>,
+) -> Result<()>
+where
+    B::Error: Send + Sync + 'static,
+{
+    run_loop_clocked(term, events, app, feed, shots, flight, &MonotonicClock)
+}
+
+/// `run_loop` reading the time from `clock` (a test's scripted clock: its
+/// frames take no real time).
+pub fn run_loop_clocked<B: Backend>(
+    term: &mut Terminal<B>,
+    events: &mut impl EventSource,
+    app: &mut Session,
+    feed: &mut impl Feed,
+    shots: &ScreenshotConfig,
     mut flight: Option<&mut FlightLink>,
+    clock: &impl LoopClock,
 ) -> Result<()>
 where
     B::Error: Send + Sync + 'static,
@@ -204,11 +238,11 @@ where
     let size = term.size()?;
     app.apply(Action::Resize(size.width, size.height));
     let mut dirty = true;
-    let mut last_draw: Option<Instant> = None;
+    let mut last_draw: Option<u64> = None;
     // lets the end-to-end test check that a panic restores the terminal
     let panic_for_test = std::env::var_os("SCHEDTOP_TEST_PANIC").is_some();
     // when the status line's message appeared (it goes after a while)
-    let mut status_since: Option<Instant> = None;
+    let mut status_since: Option<u64> = None;
     loop {
         if terminal::pending_signal().is_some() {
             return Ok(());
@@ -219,8 +253,8 @@ where
         }
         match (&app.status, status_since) {
             (None, _) => status_since = None,
-            (Some(_), None) => status_since = Some(Instant::now()),
-            (Some(_), Some(t)) if t.elapsed() >= status::SHOWN_FOR => {
+            (Some(_), None) => status_since = Some(clock.now_ns()),
+            (Some(_), Some(t)) if elapsed(clock, t) >= status::SHOWN_FOR => {
                 app.status = None;
                 status_since = None;
                 dirty = true;
@@ -237,7 +271,7 @@ where
                     } else {
                         status::Status::info(line)
                     });
-                    status_since = Some(Instant::now());
+                    status_since = Some(clock.now_ns());
                 }
             }
             dirty = true;
@@ -245,20 +279,20 @@ where
         // the flight recorder's answer to W
         if let Some(link) = flight.as_deref_mut() {
             if flight_key::poll(&mut app.app, link) {
-                status_since = Some(Instant::now());
+                status_since = Some(clock.now_ns());
                 dirty = true;
             }
         }
         // replay: playback moves the cursor as time passes
-        if app.tick(crate::util::clock::monotonic_ns()) {
+        if app.tick(clock.now_ns()) {
             dirty = true;
         }
-        let since = last_draw.map(|t| t.elapsed());
+        let since = last_draw.map(|t| elapsed(clock, t));
         if dirty && since.is_none_or(|s| s >= FRAME) {
             // new rows or a wrapped header move the table: page size first
             super::layout::refresh(&mut app.app);
             term.draw(|f| render(app, f))?;
-            last_draw = Some(Instant::now());
+            last_draw = Some(clock.now_ns());
             dirty = false;
             if panic_for_test && app.current().is_some() {
                 panic!("SCHEDTOP_TEST_PANIC is set: panicking to test terminal restore");
@@ -282,7 +316,7 @@ where
                     Effect::SetInterval(ns) => feed.set_interval(ns),
                     Effect::Screenshot => {
                         screenshot_key::take(&mut app.app, shots, std::time::SystemTime::now());
-                        status_since = Some(Instant::now());
+                        status_since = Some(clock.now_ns());
                     }
                     Effect::WriteFlight => {
                         flight_key::request(
@@ -290,7 +324,7 @@ where
                             flight.as_deref_mut(),
                             std::time::SystemTime::now(),
                         );
-                        status_since = Some(Instant::now());
+                        status_since = Some(clock.now_ns());
                     }
                     // the watch beside the collector (keeper.rs)
                     Effect::FireIncident => {
@@ -301,7 +335,7 @@ where
                                 "incident bundles are off (--history 0, or no usable --incident-dir)",
                             )
                         });
-                        status_since = Some(Instant::now());
+                        status_since = Some(clock.now_ns());
                     }
                     // the session handled these
                     Effect::None | Effect::Replay(_) | Effect::ToggleRecord => {}
@@ -313,4 +347,9 @@ where
             }
         }
     }
+}
+
+/// Time since `since` (ns on `clock`).
+fn elapsed(clock: &impl LoopClock, since: u64) -> Duration {
+    Duration::from_nanos(clock.now_ns().saturating_sub(since))
 }

@@ -7,6 +7,7 @@ pub mod perfetto;
 pub mod skip;
 pub mod spin_sleep;
 pub mod tmux;
+pub mod ui_kit;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
