@@ -13,7 +13,10 @@ for flag in "$@"; do
         # bpftool counts what a churn leaves in the kernel's maps; bpftrace
         # runs runqlat's logic as the run-queue wait oracle; htop is the
         # anchor of bench/scale.sh; systemd-analyze checks the .deb's units
-        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool bpftrace htop systemd) ;;
+        # openssl makes the TLS test's certificate; mkfs.ext4 and losetup
+        # the small filesystem the black box fills
+        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool bpftrace htop systemd
+            openssl e2fsprogs mount) ;;
     --matrix)
         # scripts/kernel-matrix.sh: other kernels under QEMU, an initramfs
         # with a static busybox and perf (the run-queue wait oracle)
