@@ -591,7 +591,6 @@ impl AppState {
 
 #[path = "app_findings.rs"]
 pub mod findings;
-
 /// The rows a table view lists (before its filter).
 fn base_of(d: &Derived, view: View) -> &[Row] {
     match view {
