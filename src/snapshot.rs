@@ -257,7 +257,7 @@ pub fn state(
         View::Cgroups => {
             layout::apply(&mut app, Action::ShowCgroups);
         }
-        View::Threads | View::Processes => {}
+        View::Threads | View::Processes | View::Findings => {}
     }
     if detail && !app.detail {
         layout::apply(&mut app, Action::ToggleDetail);

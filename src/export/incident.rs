@@ -38,6 +38,7 @@ pub use super::incident_rotate::PREFIX;
 use super::incident_writer::{Caps, Job, Render, Running};
 use crate::collect::Seekable;
 use crate::model::cpus;
+use crate::model::findings::{findings, IntervalFacts, Scope};
 use crate::model::interval::derive;
 use crate::model::trigger::Trigger;
 use crate::model::trigger_eval::{evaluate, system_pressure_pct, Figures, Hold, Verdict};
@@ -280,16 +281,30 @@ impl Watch {
         };
         let nominal = host.interval_ns as f64 / 1e9;
         let d = derive(prev, s, nominal);
+        let cpu_view = cpus::derive(&host.topology, prev, s);
+        // the findings of this interval, from what was just derived: for
+        // `finding:KIND` triggers and every bundle's summary
+        let found = prev.map_or_else(Vec::new, |prev| {
+            findings(&IntervalFacts {
+                topology: &host.topology,
+                prev,
+                cur: s,
+                derived: &d,
+                cpus: cpu_view.as_ref(),
+                scope: &Scope::default(),
+            })
+        });
         if let Some(reason) = self.manual.take() {
-            return Some(Firing::new(reason, None, Vec::new(), &d, s.time_ns));
+            let f = Firing::new(reason, None, Vec::new(), &d, s.time_ns);
+            return Some(f.with_findings(found));
         }
         // the first Sample has no interval: nothing to compare yet
         prev?;
-        let cpu_view = cpus::derive(&host.topology, prev, s);
         let x = Figures {
             derived: &d,
             cpus: cpu_view.as_ref(),
             pressure_pct: system_pressure_pct(prev, s),
+            findings: &found,
         };
         let mut fired = None;
         for (t, hold, said) in &mut self.triggers {
@@ -308,13 +323,10 @@ impl Watch {
                 }
             };
             if hold.update(holds, s.mono_ns, t.for_ns) && fired.is_none() {
-                fired = Some(Firing::new(
-                    t.text.clone(),
-                    Some(t.figure),
-                    hits,
-                    &d,
-                    s.time_ns,
-                ));
+                fired = Some(
+                    Firing::new(t.text.clone(), Some(t.figure), hits, &d, s.time_ns)
+                        .with_findings(found.clone()),
+                );
             }
         }
         fired

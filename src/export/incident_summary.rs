@@ -7,6 +7,7 @@
 use serde_json::json;
 
 use super::screenshot::visible;
+use crate::model::findings::Finding;
 use crate::model::interval::{Derived, Row};
 use crate::model::trigger::Figure;
 use crate::model::trigger_eval::{row_figure, Hit};
@@ -31,6 +32,8 @@ pub struct Firing {
     pub top_processes: Vec<Hit>,
     /// the firing Sample's wall-clock time
     pub time_ns: u64,
+    /// what the firing interval says is wrong, ranked (model/findings.rs)
+    pub findings: Vec<Finding>,
 }
 
 /// The figure the top tables rank by: the trigger's where rows carry it.
@@ -76,7 +79,14 @@ impl Firing {
             top_threads: top_rows(&d.threads, by),
             top_processes: top_rows(&d.processes, by),
             time_ns,
+            findings: Vec::new(),
         }
+    }
+
+    /// The firing interval's findings (computed once by the watch).
+    pub fn with_findings(mut self, found: Vec<Finding>) -> Firing {
+        self.findings = found;
+        self
     }
 
     /// The value that fired it (the highest hit's).
@@ -97,6 +107,7 @@ pub fn figure_name(f: Figure) -> &'static str {
         Figure::RqLen => "rq_len",
         Figure::CpuPressure => "cpu_pressure",
         Figure::ThrottledMsPerS => "throttled_ms_per_s",
+        Figure::Finding(k) => k.key(),
     }
 }
 
@@ -114,6 +125,8 @@ pub fn show_value(f: Figure, v: f64) -> String {
         }
         Figure::CpuPressure => format!("{v:.1}%"),
         Figure::RqLen => format!("{v:.1}"),
+        // a finding's impact: the share of its subject's time it explains
+        Figure::Finding(_) => format!("{:.0}% impact", v * 100.0),
         _ => format!("{v:.0}/s"),
     }
 }
@@ -164,6 +177,7 @@ pub fn text(f: &Firing, host: &HostInfo, recording: &str) -> String {
             table(&mut out, "over the threshold", "id", fig, &f.hits);
         }
     }
+    findings_text(&mut out, &f.findings);
     let by = f.ranked_by();
     table(
         &mut out,
@@ -180,6 +194,24 @@ pub fn text(f: &Firing, host: &HostInfo, recording: &str) -> String {
         &f.top_threads,
     );
     out
+}
+
+/// The findings, ranked, as `schedtop why` prints them.
+fn findings_text(out: &mut String, found: &[Finding]) {
+    out.push_str("\nfindings\n");
+    if found.is_empty() {
+        out.push_str("  (none: nothing the rules name)\n");
+    }
+    for (i, x) in found.iter().enumerate() {
+        out.push_str(&format!(
+            "  {}. {} {} ({:.0}% impact): {}\n",
+            i + 1,
+            x.severity.key(),
+            x.kind.key(),
+            x.impact * 100.0,
+            visible(&x.text)
+        ));
+    }
 }
 
 fn hits_json(v: &[Hit]) -> serde_json::Value {
@@ -200,6 +232,7 @@ pub fn json(f: &Firing, host: &HostInfo, recording: &str) -> String {
         "ranked_by": figure_name(f.ranked_by()),
         "top_processes": hits_json(&f.top_processes),
         "top_threads": hits_json(&f.top_threads),
+        "findings": f.findings,
         "host": host.hostname,
         "kernel": host.kernel,
         "source": host.source.as_str(),
@@ -228,6 +261,7 @@ mod tests {
             top_threads: vec![],
             top_processes: vec![],
             time_ns: 0,
+            findings: vec![],
         };
         let host = HostInfo {
             hostname: "h".into(),

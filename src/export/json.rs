@@ -4,6 +4,7 @@
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
+use crate::model::findings::{findings, Finding, IntervalFacts, Scope};
 use crate::model::hist::HistPair;
 use crate::model::interval::{derive, Row};
 use crate::model::metrics::{self, Value};
@@ -24,6 +25,9 @@ pub struct IntervalRecord {
     pub migrations: Vec<MigrationRecord>,
     pub system: SystemRecord,
     pub cgroups: Vec<CgroupRecord>,
+    /// what the interval says is wrong, ranked (the `schedtop why --json`
+    /// shape: kind, severity, subject, impact, evidence, text)
+    pub findings: Vec<Finding>,
 }
 
 /// One cgroup's interval (model/cgroup.rs). Thread figures are summed
@@ -161,6 +165,18 @@ pub struct SystemRecord {
 pub fn interval_record(host: &HostInfo, prev: Option<&Sample>, cur: &Sample) -> IntervalRecord {
     let d = derive(prev, cur, host.interval_ns as f64 / 1e9);
     let dt = d.system.interval_s;
+    // from the rows just derived: the interval is derived once here
+    let found = prev.map_or_else(Vec::new, |p| {
+        let cpus = crate::model::cpus::derive(&host.topology, Some(p), cur);
+        findings(&IntervalFacts {
+            topology: &host.topology,
+            prev: p,
+            cur,
+            derived: &d,
+            cpus: cpus.as_ref(),
+            scope: &Scope::default(),
+        })
+    });
     let threads = d.threads.into_iter().map(ThreadRecord).collect();
     let cgroups = d.cgroups.into_iter().map(CgroupRecord::from).collect();
     let counter_anomalies = d.system.counter_anomalies;
@@ -211,6 +227,7 @@ pub fn interval_record(host: &HostInfo, prev: Option<&Sample>, cur: &Sample) -> 
             psi_cpu_some_avg10: cur.system.cpu_pressure.as_ref().map(|p| p.some_avg10),
         },
         cgroups,
+        findings: found,
     }
 }
 

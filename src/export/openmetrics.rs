@@ -52,6 +52,35 @@ fn counter(name: &'static str, help: &'static str, rows: Vec<(Labels, f64)>) -> 
     f
 }
 
+/// Finding series exported at most (the rest are counted as omitted).
+pub const MAX_FINDING_SERIES: usize = 20;
+
+/// `schedtop_finding`: the last interval's findings, one series per kind
+/// and subject, the value its impact; the MAX_FINDING_SERIES ranked first
+/// are written, and how many were not.
+fn finding_family(found: &[crate::model::findings::Finding]) -> (Family, usize) {
+    let rows = found
+        .iter()
+        .take(MAX_FINDING_SERIES)
+        .map(|f| {
+            let labels = vec![
+                ("kind", f.kind.key().to_string()),
+                ("severity", f.severity.key().to_string()),
+                ("subject_type", f.subject.kind.key().to_string()),
+                ("subject", label_text(&f.subject.id.to_string())),
+                ("name", label_text(&f.subject.name)),
+            ];
+            (labels, f.impact)
+        })
+        .collect();
+    let f = gauge(
+        "schedtop_finding",
+        "A finding of the last interval (schedtop why): the share (0-1) of its subject's time or run-queue wait it explains.",
+        rows,
+    );
+    (f, found.len().saturating_sub(MAX_FINDING_SERIES))
+}
+
 /// The families of one scrape. `rq_since_mono`: the start of the window
 /// the run-queue length gauge averages over (the previous scrape's Sample).
 pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family> {
@@ -168,6 +197,8 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
         ));
     }
 
+    let (finding, findings_left) = finding_family(&t.findings);
+    out.push(finding);
     let mut used: usize = out.iter().map(Family::series).sum();
     // two omitted gauges per level follow
     let mut budget = o.max_series.saturating_sub(used + 6);
@@ -177,6 +208,7 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
     let (cgroups, left, left_series) = cgroup_families(t.latest.as_ref(), budget / 2);
     budget -= cgroups.iter().map(Family::series).sum::<usize>();
     out.extend(cgroups);
+    omitted.push((vec![("level", "finding".to_string())], findings_left as f64));
     omitted.push((vec![("level", "cgroup".to_string())], left as f64));
     omitted_series.push((vec![("level", "cgroup".to_string())], left_series as f64));
     used = 0;

@@ -9,6 +9,7 @@
 use std::collections::VecDeque;
 
 use crate::model::fasthash::IdMap;
+use crate::model::findings::{of_samples, Finding, Scope};
 use crate::model::pressure::CpuPressure;
 use crate::model::rates::{counter_delta, elapsed_s, thread_interval_or_all, ThreadMatcher};
 use crate::model::tally::Tally;
@@ -64,6 +65,9 @@ pub struct Totals {
     pub generation: u64,
     /// /proc/pressure/cpu when the Sample was taken (None: no PSI here)
     pub pressure: Option<CpuPressure>,
+    /// the last interval's findings, ranked: the exporter's one derivation
+    /// of the interval (the rest of its figures are cumulative)
+    pub findings: Vec<Finding>,
     // cgroups: their counters are the kernel's own cumulative ones, read
     // from `latest` at scrape time (openmetrics_cgroups.rs)
 }
@@ -81,6 +85,7 @@ impl Totals {
             sample_errors: 0,
             generation: 0,
             pressure: None,
+            findings: Vec::new(),
         }
     }
 
@@ -149,6 +154,9 @@ impl Totals {
             self.rq_history.push_back((cur.mono_ns, rq));
         }
         self.thread_rates = thread_rates;
+        self.findings = prev.as_ref().map_or_else(Vec::new, |p| {
+            of_samples(&self.host.topology, p, &cur, &Scope::default())
+        });
         self.latest = Some(cur);
         self.samples += 1;
         self.generation += 1;

@@ -5,10 +5,14 @@
 //!
 //! ```text
 //! EXPR   = SCOPE ":" METRIC OP VALUE [ " for " DURATION ]
+//!        | "finding:" KIND [ " for " DURATION ]
 //! SCOPE  = thread | proc | cgroup | cpu | system
+//! KIND   = cpu_quota | cpu_saturation | ... (model/finding_types.rs)
 //! OP     = ">" | ">=" | "<" | "<="
 //! ```
 use std::fmt;
+
+use super::finding_types::FindingKind;
 
 /// Whose figure: any thread, process, cgroup or CPU crossing the
 /// threshold fires, or the whole system's.
@@ -19,6 +23,8 @@ pub enum Scope {
     Cgroup,
     Cpu,
     System,
+    /// `finding:KIND`: a warning of that kind is among the findings
+    Finding,
 }
 
 /// The figure compared.
@@ -37,6 +43,8 @@ pub enum Figure {
     CpuPressure,
     /// ms throttled per second (cgroup CPU bandwidth)
     ThrottledMsPerS,
+    /// a warning of this kind (the value: its impact, 0..=1)
+    Finding(FindingKind),
 }
 
 /// How a value is written.
@@ -191,12 +199,38 @@ pub fn parse(expr: &str) -> Result<Trigger, TriggerError> {
     let Some((scope_s, rest)) = cond.split_once(':') else {
         return Err(err(
             cond,
-            "SCOPE:FIGURE>VALUE, e.g. proc:wait_p99>20ms (scopes: thread, proc, cgroup, cpu, system)",
+            "SCOPE:FIGURE>VALUE, e.g. proc:wait_p99>20ms (scopes: thread, proc, cgroup, cpu, system), or finding:KIND",
         ));
     };
     let scope_s = scope_s.trim();
-    let scope = scope_of(scope_s)
-        .ok_or_else(|| err(scope_s, "a scope: thread, proc, cgroup, cpu or system"))?;
+    if scope_s == "finding" {
+        let name = rest.trim();
+        let kinds: Vec<&str> = FindingKind::ALL.iter().map(|k| k.key()).collect();
+        let kind = FindingKind::ALL
+            .into_iter()
+            .find(|k| k.key() == name)
+            .ok_or_else(|| err(name, &format!("a finding kind: {}", kinds.join(", "))))?;
+        let for_ns = match for_part {
+            None => 0,
+            Some(f) => {
+                parse_time_ns(f).ok_or_else(|| err(f, "a time after \"for\", such as 3s"))?
+            }
+        };
+        return Ok(Trigger {
+            text: text.to_string(),
+            scope: Scope::Finding,
+            figure: Figure::Finding(kind),
+            op: Op::Gt,
+            threshold: 0.0,
+            for_ns,
+        });
+    }
+    let scope = scope_of(scope_s).ok_or_else(|| {
+        err(
+            scope_s,
+            "a scope: thread, proc, cgroup, cpu, system or finding",
+        )
+    })?;
     let Some(op_at) = rest.find(['>', '<']) else {
         return Err(err(rest, "a comparison: > >= < <= and a value"));
     };

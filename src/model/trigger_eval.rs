@@ -5,6 +5,7 @@
 //! evaluated, rather than never firing in silence.
 use super::cgroup::CgroupRow;
 use super::cpus::CpuView;
+use super::findings::{Finding, Severity, Value};
 use super::interval::{Derived, Row};
 use super::trigger::{Figure, Scope, Trigger};
 use super::Sample;
@@ -37,6 +38,8 @@ pub struct Figures<'a> {
     pub cpus: Option<&'a CpuView>,
     /// system CPU pressure, `some`, % of the interval
     pub pressure_pct: Option<f64>,
+    /// the interval's findings, computed once by the caller (`finding:KIND`)
+    pub findings: &'a [Finding],
 }
 
 impl<'a> Figures<'a> {
@@ -46,6 +49,7 @@ impl<'a> Figures<'a> {
             derived,
             cpus: None,
             pressure_pct: None,
+            findings: &[],
         }
     }
 }
@@ -82,7 +86,7 @@ fn cgroup_figure(f: Figure, c: &CgroupRow) -> Option<f64> {
         Figure::MigrPerS => c.migr_s,
         Figure::CpuPressure => c.psi_some_pct.or(c.psi_some_avg10),
         Figure::ThrottledMsPerS => c.throttled_ms_per_s,
-        Figure::RqLen => None,
+        Figure::RqLen | Figure::Finding(_) => None,
     }
 }
 
@@ -107,6 +111,9 @@ fn system_figure(f: Figure, x: &Figures) -> Option<f64> {
 
 /// The trigger's condition on one interval.
 pub fn evaluate(t: &Trigger, x: &Figures) -> Verdict {
+    if let Figure::Finding(kind) = t.figure {
+        return finding_verdict(kind, x.findings);
+    }
     let d = x.derived;
     let mut seen = false;
     let mut hits: Vec<Hit> = Vec::new();
@@ -156,6 +163,7 @@ pub fn evaluate(t: &Trigger, x: &Figures) -> Verdict {
             }
         }
         Scope::System => consider(0, "system", system_figure(t.figure, x), false),
+        Scope::Finding => {}
     }
     if hits.is_empty() {
         // rows that exist but carry no figure: the source cannot see it
@@ -165,6 +173,7 @@ pub fn evaluate(t: &Trigger, x: &Figures) -> Verdict {
             Scope::Cgroup => !d.cgroups.is_empty(),
             Scope::Cpu => x.cpus.is_some_and(|v| !v.cpus.is_empty()),
             Scope::System => true,
+            Scope::Finding => false,
         };
         if !seen && has_rows {
             return Verdict::NotEvaluated("this source does not measure the figure");
@@ -173,6 +182,32 @@ pub fn evaluate(t: &Trigger, x: &Figures) -> Verdict {
     }
     hits.sort_by(|a, b| b.value.total_cmp(&a.value));
     Verdict::Holds(hits)
+}
+
+/// `finding:KIND`: the warnings of that kind, by impact (the findings
+/// are ranked already). Info findings do not fire: they are not trouble.
+fn finding_verdict(kind: super::findings::FindingKind, found: &[Finding]) -> Verdict {
+    let hits: Vec<Hit> = found
+        .iter()
+        .filter(|f| f.kind == kind && f.severity == Severity::Warning)
+        .map(|f| Hit {
+            id: match &f.subject.id {
+                Value::Int(n) => u32::try_from(*n).unwrap_or(0),
+                _ => 0,
+            },
+            comm: match &f.subject.id {
+                // a cgroup is named by its path, as cgroup triggers do
+                Value::Text(path) => path.clone(),
+                _ => f.subject.name.clone(),
+            },
+            value: f.impact,
+        })
+        .collect();
+    if hits.is_empty() {
+        Verdict::Quiet
+    } else {
+        Verdict::Holds(hits)
+    }
 }
 
 /// A trigger's `for` clock: fires once the condition has held for `for_ns`
@@ -341,6 +376,7 @@ mod tests {
             derived: &d,
             cpus: Some(&view),
             pressure_pct: Some(12.0),
+            findings: &[],
         };
         let holds = |e: &str| match evaluate(&parse(e).unwrap(), &x) {
             Verdict::Holds(h) => h.into_iter().map(|h| h.comm).collect::<Vec<_>>(),

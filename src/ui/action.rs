@@ -50,6 +50,8 @@ pub enum Action {
     ShowNuma,
     /// the cgroups view, or back to the table when it is on screen
     ShowCgroups,
+    /// the findings view (`y`), or back to the table when it is on screen
+    ShowFindings,
     /// cgroups view: hide (true) or show the selected cgroup's children
     CgroupFold(bool),
     /// NUMA view: node x node matrix <-> map (opens the NUMA view if needed)

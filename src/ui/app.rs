@@ -100,6 +100,8 @@ pub struct AppState {
     pub cpu_history: CpuHistory,
     /// the CPU and NUMA views count only this migration cause (None: all)
     pub mig_cause: Option<crate::model::why::MigCause>,
+    /// the interval's findings, ranked, and the findings view's selection
+    pub findings: findings::FindingsUi,
 }
 
 impl AppState {
@@ -146,6 +148,7 @@ impl AppState {
             cpu: None,
             cpu_history: CpuHistory::default(),
             mig_cause: None,
+            findings: Default::default(),
         }
     }
 
@@ -209,6 +212,8 @@ impl AppState {
         if let Some(v) = &self.cpu {
             self.cpu_history.push(v);
         }
+        self.findings
+            .update(prev, &s, &self.host, &self.derived, &self.cpu);
         let numa = self.host.topology.nodes().len() > 1;
         super::recent::push(&mut self.history, &mut self.prev_places, s, numa);
         self.error = None;
@@ -367,7 +372,7 @@ impl AppState {
 
     fn toggle_view(&mut self) {
         let (view, key) = match self.table_view {
-            View::Threads | View::Cpus | View::Numa | View::Cgroups => {
+            View::Threads | View::Cpus | View::Numa | View::Cgroups | View::Findings => {
                 let pid = self.selected_row().map(|r| r.pid);
                 (View::Processes, pid.map(|pid| RowKey::Process { pid }))
             }
@@ -433,6 +438,9 @@ impl AppState {
             // a message stays until the next key
             self.status = None;
         }
+        if self.findings_apply(a) {
+            return Effect::None;
+        }
         if self.view == View::Cgroups && super::cgroup_tree::handles(&a) {
             let page = self.page();
             self.cgroups
@@ -460,6 +468,7 @@ impl AppState {
                 self.show(View::Cgroups);
                 self.cgroups.refresh(&self.derived.cgroups, &self.filter);
             }
+            Action::ShowFindings => self.show(View::Findings),
             Action::CgroupFold(_) => {}
             Action::ToggleMatrix => {
                 // opens the NUMA view on the matrix, or flips it there
@@ -580,6 +589,8 @@ impl AppState {
     }
 }
 
+#[path = "app_findings.rs"]
+pub mod findings;
 /// The rows a table view lists (before its filter).
 fn base_of(d: &Derived, view: View) -> &[Row] {
     match view {

@@ -143,7 +143,7 @@ pub fn columns_of(view: View) -> &'static [Column] {
     };
     match view {
         View::Processes => PROCESSES.get_or_init(|| pick(true)),
-        View::Threads | View::Cpus | View::Numa | View::Cgroups => {
+        View::Threads | View::Cpus | View::Numa | View::Cgroups | View::Findings => {
             THREADS.get_or_init(|| pick(false))
         }
     }
@@ -153,6 +153,7 @@ pub fn columns_of(view: View) -> &'static [Column] {
 pub fn default_sort(view: View) -> Column {
     match view {
         View::Threads | View::Processes | View::Cpus | View::Numa | View::Cgroups => Column::NVCSW,
+        View::Findings => Column::NVCSW,
     }
 }
 

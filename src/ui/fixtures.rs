@@ -444,6 +444,8 @@ pub fn app(source: SourceKind, width: u16, height: u16) -> AppState {
 
 mod cgroups;
 mod numa;
+mod quota;
 mod workers;
 pub use numa::*;
+pub use quota::*;
 pub use workers::*;

@@ -79,6 +79,7 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Char('c') => Action::ShowCpus,
         KeyCode::Char('n') => Action::ShowNuma,
         KeyCode::Char('g') => Action::ShowCgroups,
+        KeyCode::Char('y') => Action::ShowFindings,
         KeyCode::Left => Action::CgroupFold(true),
         KeyCode::Right => Action::CgroupFold(false),
         KeyCode::Char('m') => Action::ToggleMatrix,
@@ -143,6 +144,10 @@ pub const HELP: &[(&str, &str)] = &[
     ("c", "CPU view: run queues per CPU, grouped by node"),
     ("n", "NUMA view: migrations between nodes"),
     ("g", "cgroups view: throttling, pressure, waits per cgroup"),
+    (
+        "y",
+        "findings: what is wrong, ranked (Enter: show the evidence)",
+    ),
     (
         "Left  Right in g",
         "cgroups view: fold / unfold the selected cgroup",

@@ -24,6 +24,7 @@ pub fn render(app: &AppState, f: &mut Frame) {
         View::Cpus => views::cpus::render(app, f, a.table),
         View::Numa => views::numa::render(app, f, a.table),
         View::Cgroups => views::cgroups::render(app, f, a.table),
+        View::Findings => views::findings::render(app, f, a.table),
     }
     if let Some(d) = a.detail {
         views::detail::render(app, f, d);

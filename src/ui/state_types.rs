@@ -3,8 +3,8 @@
 //! columns can name them without depending on the state's logic.
 use std::path::PathBuf;
 
-/// What the body shows: a table (threads, processes) or the CPU (`c`) or
-/// NUMA (`n`) view.
+/// What the body shows: a table (threads, processes) or the CPU (`c`),
+/// NUMA (`n`), cgroups (`g`) or findings (`y`) view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum View {
     Threads,
@@ -12,6 +12,7 @@ pub enum View {
     Cpus,
     Numa,
     Cgroups,
+    Findings,
 }
 
 impl View {

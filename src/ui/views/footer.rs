@@ -35,6 +35,16 @@ fn hints(app: &AppState) -> Vec<(&'static str, &'static str, u8)> {
                 ("q", "Quit", 0),
             ]
         }
+        View::Findings => {
+            return vec![
+                ("F1", "Help", 0),
+                ("Esc", "Back", 0),
+                ("Enter", "Evidence", 1),
+                ("Up/Dn", "Select", 3),
+                ("Spc", if app.paused { "Resume" } else { "Pause" }, 2),
+                ("q", "Quit", 0),
+            ]
+        }
         View::Numa => {
             return vec![
                 ("F1", "Help", 0),
@@ -65,6 +75,7 @@ fn hints(app: &AppState) -> Vec<(&'static str, &'static str, u8)> {
         ("c", "CPUs", 9),
         ("n", "NUMA", 9),
         ("g", "Cgroups", 9),
+        ("y", "Findings", 9),
         ("Enter", "Detail", 5),
         ("F", "Follow", 8),
         ("T", "Rewind", 7),

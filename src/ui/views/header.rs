@@ -154,6 +154,7 @@ pub fn lines(app: &AppState, width: u16) -> Vec<Line<'static>> {
     let mut segments = identity(app);
     segments.extend(stats(app));
     flow(segments, "  ", width, &mut out);
+    out.extend(super::header_finding::line(app));
     // replay: play state, speed, start, progress bar, end, cursor
     out.extend(super::timeline::lines(app, width));
     if let Some(reason) = &app.host.degraded_reason {

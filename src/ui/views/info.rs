@@ -15,6 +15,7 @@ pub fn view_name(view: View) -> &'static str {
         View::Cpus => "CPUs",
         View::Numa => "NUMA",
         View::Cgroups => "cgroups",
+        View::Findings => "Findings",
     }
 }
 
@@ -23,6 +24,7 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
         View::Cpus => return super::cpus::render_info(app, f, area),
         View::Numa => return super::numa::render_info(app, f, area),
         View::Cgroups => return super::cgroups::render_info(app, f, area),
+        View::Findings => return super::findings::render_info(app, f, area),
         View::Threads | View::Processes => {}
     }
     let arrow = if app.sort.descending_by_default() != app.sort_inverted {

@@ -2,8 +2,10 @@
 pub mod cgroups;
 pub mod cpus;
 pub mod detail;
+pub mod findings;
 pub mod footer;
 pub mod header;
+pub mod header_finding;
 pub mod header_marks;
 pub mod help;
 pub mod hist;
