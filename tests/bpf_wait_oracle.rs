@@ -163,11 +163,30 @@ fn wait_and_slice_histograms_agree_with_bpftrace() {
         h.join().unwrap();
     }
     let b = src.sample().unwrap();
-    // SAFETY: signals the bpftrace child we started (its own group).
-    unsafe { libc::kill(-(bt.id() as i32), libc::SIGINT) };
-    let mut text = String::new();
-    out.read_to_string(&mut text).unwrap();
-    let _ = bt.wait();
+    // bpftrace prints its maps and ends at SIGINT. Once in a long run one
+    // was seen to sit on a SIGINT for minutes (the test hung until it was
+    // sent another), so it is asked again each second, and killed after 30.
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = out.read_to_string(&mut text);
+        text
+    });
+    let asked = std::time::Instant::now();
+    loop {
+        // SAFETY: signals the bpftrace child we started (its own group).
+        unsafe { libc::kill(-(bt.id() as i32), libc::SIGINT) };
+        std::thread::sleep(Duration::from_secs(1));
+        if bt.try_wait().ok().flatten().is_some() {
+            break;
+        }
+        if asked.elapsed() > Duration::from_secs(30) {
+            // SAFETY: as above.
+            unsafe { libc::kill(-(bt.id() as i32), libc::SIGKILL) };
+            let _ = bt.wait();
+            panic!("bpftrace did not end within 30 s of SIGINT");
+        }
+    }
+    let text = reader.join().unwrap();
     let mut ours = (vec![0u64; HIST_OCTAVES], vec![0u64; HIST_OCTAVES]);
     for (t, d) in intervals(Some(&a), &b) {
         let Some(d) = d.filter(|_| &*t.comm == NAME) else {

@@ -130,3 +130,50 @@ fn the_check_catches_what_the_fixtures_once_had() {
         );
     }
 }
+
+/// The check that keeps a fixture from waiting longer than its interval
+/// (the main fixture's encoders once "waited" 4 s a second, 1,030 waits of
+/// 2-8 ms each, and the header's finding line said so): a thread's wait
+/// and CPU time fit in the interval, give or take one wait that began
+/// before it.
+#[test]
+fn a_thread_cannot_wait_longer_than_the_interval() {
+    use schedtop::model::{Log2Hist, ThreadSample};
+    let sample = |s: u64, oncpu_ms: u64, wait_ms: u64, waits: u64| Sample {
+        mono_ns: s * 1_000_000_000,
+        time_ns: s * 1_000_000_000,
+        threads: vec![ThreadSample {
+            tid: 7,
+            pid: 7,
+            start_time_ns: 1,
+            involuntary: waits,
+            oncpu_ns: oncpu_ms * 1_000_000,
+            wait_ns: wait_ms * 1_000_000,
+            // every wait in [2048, 4096) us: octave 12
+            wait_hist: Some(Log2Hist::from_octaves((0..=12).map(|o| {
+                if o == 12 {
+                    waits
+                } else {
+                    0
+                }
+            }))),
+            ..Default::default()
+        }]
+        .into(),
+        system: schedtop::model::SystemSample {
+            context_switches: waits,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    // 200 waits of ~3 ms and 300 ms on CPU in 1 s: possible
+    let ok = [sample(1, 0, 0, 0), sample(2, 300, 600, 200)];
+    assert!(check_all(&ok).is_empty(), "{:?}", check_all(&ok));
+    // 1,000 waits of 2-4 ms (at least 2 s) and 400 ms on CPU in 1 s: not
+    let bad = [sample(1, 0, 0, 0), sample(2, 400, 2_500, 1000)];
+    let v = check_all(&bad);
+    assert!(
+        v.iter().any(|l| l.contains("waiting for one in a")),
+        "not caught: {v:?}"
+    );
+}

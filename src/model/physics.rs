@@ -61,6 +61,20 @@ pub fn violations(prev: &Sample, cur: &Sample) -> Vec<String> {
                 t.tid
             ));
         }
+        // a thread is on a CPU or waiting for one at most the whole
+        // interval; a wait is counted whole when it ends, so one that began
+        // before the interval may add up to its longest bucket's bound
+        if let Some(w) = iv.wait_hist.as_ref().filter(|h| h.total() > 0) {
+            let wait_us = iv.wait_ns / 1000;
+            let longest_wait = slice_bounds(w).2;
+            let room = dt_us + dt_us / 50 + longest_wait;
+            if oncpu_us.saturating_add(wait_us) > room {
+                v.push(format!(
+                    "thread {}: {oncpu_us} us on CPU and {wait_us} us waiting for one in a {dt_us} us interval",
+                    t.tid
+                ));
+            }
+        }
         let Some(h) = iv.slice_hist.as_ref().filter(|h| h.total() > 0) else {
             continue;
         };

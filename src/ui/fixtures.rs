@@ -102,7 +102,7 @@ const SPECS: &[Spec] = &[
         ("ffmpeg:enc0", "ffmpeg"),
         1,
         (80, 950, 480),
-        (11, 12),
+        (11, 8),
         20,
     ),
     spec(
@@ -110,7 +110,7 @@ const SPECS: &[Spec] = &[
         ("ffmpeg:enc1", "ffmpeg"),
         1,
         (75, 910, 470),
-        (11, 12),
+        (11, 8),
         18,
     ),
     spec(
@@ -118,7 +118,7 @@ const SPECS: &[Spec] = &[
         ("ffmpeg:enc2", "ffmpeg"),
         3,
         (70, 640, 520),
-        (11, 11),
+        (11, 8),
         25,
     ),
     spec(
@@ -126,17 +126,10 @@ const SPECS: &[Spec] = &[
         ("ffmpeg:enc3", "ffmpeg"),
         3,
         (66, 600, 515),
-        (11, 11),
+        (11, 8),
         24,
     ),
-    spec(
-        (3001, 3001),
-        ("spin", "spin"),
-        2,
-        (0, 250, 990),
-        (13, 12),
-        0,
-    ),
+    spec((3001, 3001), ("spin", "spin"), 2, (0, 250, 990), (13, 5), 0),
 ];
 
 /// Load over time, tenths: the encoder's rates follow it (sparklines).
