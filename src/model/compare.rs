@@ -413,6 +413,7 @@ fn cgroup_figures(r: &CgroupRow) -> Figures {
 }
 
 type Paired<'a> = (Key, Option<&'a Row>, Option<&'a Row>);
+type Named<'a> = ((String, u32), Option<&'a Row>, Option<&'a Row>);
 
 /// Processes paired: the pins first, then the rest by comm and ordinal.
 fn match_processes<'a>(
@@ -478,7 +479,7 @@ fn by_name_and_ordinal<'a>(
     b: &'a [Row],
     a: &'a [Row],
     name: fn(&Row) -> (String, u32),
-) -> Vec<((String, u32), Option<&'a Row>, Option<&'a Row>)> {
+) -> Vec<Named<'a>> {
     let group = |rows: &'a [Row]| -> BTreeMap<String, Vec<&'a Row>> {
         let mut m: BTreeMap<String, Vec<&'a Row>> = BTreeMap::new();
         let mut sorted: Vec<&Row> = rows.iter().collect();
