@@ -242,9 +242,20 @@ impl Compared {
         d / a.abs().max(b.abs()).max(f.floor)
     }
 
-    /// The largest relative change of any figure: the sort order.
+    /// The CPU it uses, in % of one CPU (at least 1): what makes its
+    /// changes matter. A busy process's halved wait outranks an idle
+    /// daemon's, though both are -50 %.
+    pub fn activity(&self) -> f64 {
+        [&self.before, &self.after]
+            .iter()
+            .filter_map(|s| s.as_ref()?.cpu_pct)
+            .fold(1.0, f64::max)
+    }
+
+    /// The sort order: the largest relative change of any figure, times
+    /// `activity`.
     pub fn weight(&self) -> f64 {
-        FIGURES.iter().map(|f| self.relative(f)).fold(0.0, f64::max)
+        FIGURES.iter().map(|f| self.relative(f)).fold(0.0, f64::max) * self.activity()
     }
 }
 
@@ -532,8 +543,8 @@ pub struct Highlight<'a> {
 
 /// The largest changes of figures where lower is better, among processes
 /// and cgroups on both sides: (improvements, regressions), `n` each,
-/// largest relative change first; changes under 10 % or under a figure's
-/// noise floor are left out.
+/// largest relative change times `activity` first; changes under 10 % or
+/// under a figure's noise floor are left out.
 pub fn highlights(all: &[Compared], n: usize) -> (Vec<Highlight<'_>>, Vec<Highlight<'_>>) {
     let mut found: Vec<(f64, Highlight<'_>)> = Vec::new();
     for c in all
@@ -545,7 +556,7 @@ pub fn highlights(all: &[Compared], n: usize) -> (Vec<Highlight<'_>>, Vec<Highli
             let Some(change) = c.change(f) else { continue };
             if rel >= 0.1 {
                 found.push((
-                    rel,
+                    rel * c.activity(),
                     Highlight {
                         entity: c,
                         figure: f,
