@@ -407,3 +407,25 @@ fn the_same_recording_split_in_two_compares_as_rates_and_csv_agrees() {
     assert!((v - ra).abs() < 1e-6);
     assert_eq!(text.lines().count(), lines.len() + 1, "a row per entity");
 }
+
+#[test]
+fn a_directory_of_recordings_is_a_side_like_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture(), dir.path().join("a.schedtop")).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (s, lines) = diff_batch(&[d, &fixture()]);
+    assert_eq!(s["before"]["path"], d);
+    assert_eq!(s["before"]["window_s"], s["after"]["window_s"]);
+    assert_eq!(s["entities"]["only_before"], 0);
+    assert_eq!(s["entities"]["only_after"], 0);
+    // the same Samples on both sides: every figure unchanged
+    for l in &lines {
+        assert_eq!(l["before"], l["after"], "{l}");
+        for (name, v) in l["change"].as_object().unwrap() {
+            assert!(v.is_null() || v.as_f64() == Some(0.0), "{name}: {l}");
+        }
+    }
+    let r = Reader::open(Path::new(&fixture())).unwrap();
+    let cpus = lines.iter().filter(|l| l["level"] == "cpu").count();
+    assert_eq!(cpus, r.host().topology.cpus.len(), "a line per CPU");
+}
