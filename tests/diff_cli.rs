@@ -282,6 +282,19 @@ fn spinners_spread_over_two_cpus_wait_less_than_pinned_to_one() {
         5,
         "four spinners and the main thread: {threads:?}"
     );
+    // the summary names it among the improvements, with the same figures
+    let named = summary["improvements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["key"]["comm"] == "diffspin" && h["figure"] == "wait_p99_us");
+    if let Some(h) = named {
+        assert_eq!(h["change"], p["change"]["wait_p99_us"]);
+    } else {
+        let better = &summary["improvements"];
+        // only busier processes' larger changes may stand before it
+        assert_eq!(better.as_array().unwrap().len(), 5, "{summary}");
+    }
     let only = process(&lines, "diffnew");
     assert_eq!(only["match"], "only_after");
     assert!(only["before"].is_null() && only["change"].is_null());
@@ -428,4 +441,31 @@ fn a_directory_of_recordings_is_a_side_like_its_file() {
     let r = Reader::open(Path::new(&fixture())).unwrap();
     let cpus = lines.iter().filter(|l| l["level"] == "cpu").count();
     assert_eq!(cpus, r.host().topology.cpus.len(), "a line per CPU");
+}
+
+#[test]
+fn a_closed_stdout_ends_diff_quietly() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::process::Stdio;
+    for fmt in ["--batch", "--csv", "--from=+0s"] {
+        let mut fds = [0; 2];
+        // SAFETY: pipe fills two descriptors; the read end is closed at once
+        // (a reader that went away), the write end is handed to the child.
+        let write = unsafe {
+            assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+            libc::close(fds[0]);
+            Stdio::from(OwnedFd::from_raw_fd(fds[1]))
+        };
+        let out = bin()
+            .args(["diff", &fixture(), &fixture(), fmt])
+            .stdout(write)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.is_empty(), "{fmt}: {err}");
+        // ended by SIGPIPE at the first write, as cat or grep are
+        use std::os::unix::process::ExitStatusExt;
+        let quiet = out.status.success() || out.status.signal() == Some(libc::SIGPIPE);
+        assert!(quiet, "{fmt}: {:?}", out.status);
+    }
 }
