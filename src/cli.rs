@@ -185,11 +185,13 @@ pub struct DiffArgs {
     /// BEFORE's window only (over --from/--to)
     #[arg(long, value_name = "T", allow_hyphen_values = true)]
     pub before_from: Option<String>,
+    /// BEFORE's window only (over --from/--to)
     #[arg(long, value_name = "T", allow_hyphen_values = true)]
     pub before_to: Option<String>,
     /// AFTER's window only (over --from/--to)
     #[arg(long, value_name = "T", allow_hyphen_values = true)]
     pub after_from: Option<String>,
+    /// AFTER's window only (over --from/--to)
     #[arg(long, value_name = "T", allow_hyphen_values = true)]
     pub after_to: Option<String>,
     /// How long to watch a live side (-), and the window length with --at: 10s, 1m
