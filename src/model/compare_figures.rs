@@ -28,6 +28,10 @@ pub struct Figures {
     pub cpu_pct: Option<f64>,
     pub switches_per_s: Option<f64>,
     pub rq_len_avg: Option<f64>,
+    /// cgroups: throttled time per second, and % of the window some task
+    /// waited for a CPU (the kernel's PSI `total`)
+    pub throttled_ms_per_s: Option<f64>,
+    pub psi_some_pct: Option<f64>,
     /// from the window's merged histograms, not averages of percentiles
     pub wait_p50_us: Option<u64>,
     pub wait_p99_us: Option<u64>,
@@ -51,7 +55,7 @@ fn us(v: Option<u64>) -> Option<f64> {
 }
 
 /// Every compared figure, in output order.
-pub const FIGURES: [Figure; 10] = [
+pub const FIGURES: [Figure; 12] = [
     Figure {
         name: "voluntary_per_s",
         get: |f| f.voluntary_per_s,
@@ -94,6 +98,18 @@ pub const FIGURES: [Figure; 10] = [
         get: |f| f.rq_len_avg,
         better: Better::Lower,
         floor: 0.1,
+    },
+    Figure {
+        name: "throttled_ms_per_s",
+        get: |f| f.throttled_ms_per_s,
+        better: Better::Lower,
+        floor: 1.0,
+    },
+    Figure {
+        name: "psi_some_pct",
+        get: |f| f.psi_some_pct,
+        better: Better::Lower,
+        floor: 1.0,
     },
     Figure {
         name: "wait_p50_us",

@@ -206,3 +206,59 @@ fn a_pin_pairs_two_processes_whatever_their_names() {
         );
     }
 }
+
+/// `w` with cgroup `path` throttled for `ms_per_s` of each second.
+fn throttled(mut w: Window, path: &str, ms_per_s: u64) -> Window {
+    let secs = (w.end.mono_ns - w.first.mono_ns) / S;
+    let cg = |ns: u64| crate::model::CgroupSample {
+        path: path.into(),
+        throttled_ns: Some(ns),
+        ..Default::default()
+    };
+    w.first.cgroups = vec![cg(0)];
+    w.end.cgroups = vec![cg(ms_per_s * 1_000_000 * secs)];
+    w
+}
+
+#[test]
+fn cgroups_match_by_path_and_the_summary_ranks_what_got_better_and_worse() {
+    let b = throttled(window(10, &[(10, 10, "app")]), "/app", 400);
+    let a = throttled(window(60, &[(90, 90, "app")]), "/app", 100);
+    // the after side's process waits longer: twice the 10 ms waits
+    let mut a = a;
+    for t in a.end.threads.iter_mut() {
+        let mut w = t.wait_hist.clone().unwrap();
+        for _ in 0..200 {
+            w.record_us(40_000);
+        }
+        t.wait_hist = Some(w);
+    }
+    let all = compare(&b, &a, &[]).unwrap();
+    let cg = all
+        .iter()
+        .find(|c| {
+            c.key
+                == Key::Cgroup {
+                    path: "/app".into(),
+                }
+        })
+        .unwrap();
+    assert_eq!(cg.matched, Match::Both);
+    let (tb, ta, dt) = fig(cg, "throttled_ms_per_s");
+    // 4 s of 10 throttled against 6 s of 60: 400 and 100 ms per second
+    assert!((tb.unwrap() - 400.0).abs() < 1e-6 && (ta.unwrap() - 100.0).abs() < 1e-6);
+    assert!((dt.unwrap() + 300.0).abs() < 1e-6);
+    let (better, worse) = highlights(&all, 5);
+    assert!(
+        better
+            .iter()
+            .any(|h| h.figure.name == "throttled_ms_per_s" && h.entity.level == Level::Cgroup),
+        "{better:?}"
+    );
+    let p99 = worse
+        .iter()
+        .find(|h| h.figure.name == "wait_p99_us" && h.entity.level == Level::Process)
+        .expect("the longer waits are a regression");
+    assert!(p99.change > 0.0);
+    assert!(better.iter().all(|h| h.change < 0.0) && worse.iter().all(|h| h.change > 0.0));
+}
