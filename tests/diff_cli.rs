@@ -9,7 +9,7 @@ mod common;
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -46,23 +46,13 @@ fn workload(name: &str) -> Option<PathBuf> {
 struct Load(Child);
 
 impl Load {
-    /// In a session of its own whose autogroup gets nice -20: with
-    /// autogroups on (Debian's default) the machine's other sessions (a
-    /// build) would otherwise take their share of the spinners' CPUs, and
-    /// the waits measured would be theirs.
+    /// In a session of its own (see `own_session`), its output discarded.
     fn start(name: &str, args: &[&str]) -> Option<Load> {
         let mut cmd = Command::new(workload(name)?);
-        cmd.args(args);
-        // SAFETY: setsid is async-signal-safe; the child is not a group
-        // leader after fork, so it succeeds (and leads its process group).
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::setsid();
-                Ok(())
-            });
-        }
+        cmd.args(args).stdout(Stdio::null()).stderr(Stdio::null());
+        own_session(&mut cmd);
         let child = cmd.spawn().unwrap();
-        let _ = std::fs::write(format!("/proc/{}/autogroup", child.id()), "-20");
+        boost(child.id());
         Some(Load(child))
     }
 
@@ -100,19 +90,51 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_schedtop"))
 }
 
+/// A child in a session of its own, killed if this test's thread dies
+/// before its Drop runs (a killed test must not leave spinners behind).
+fn own_session(cmd: &mut Command) {
+    // SAFETY: setsid and prctl are async-signal-safe; the child is not a
+    // group leader after fork, so setsid succeeds (and it leads its group).
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+}
+
+/// The autogroup of session `pid` at nice -10. With autogroups on
+/// (Debian's default) the machine's other sessions (a build) would
+/// otherwise take their share of the spinners' CPUs, and the waits
+/// measured would be theirs. Not -20: that left the recorder, in a session
+/// at the default weight, ~1 % of a CPU beside the spinners; the recorder
+/// and diff run boosted alike.
+fn boost(pid: u32) {
+    let _ = std::fs::write(format!("/proc/{pid}/autogroup"), "-10");
+}
+
+/// `cmd` run to its end in a boosted session of its own.
+fn run_boosted(mut cmd: Command) -> Output {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    own_session(&mut cmd);
+    let child = cmd.spawn().unwrap();
+    boost(child.id());
+    child.wait_with_output().unwrap()
+}
+
 /// `schedtop record -o FILE` for `secs` seconds, with the probes.
 fn record(file: &Path, secs: u32) {
-    let out = bin()
-        .args([
-            "record",
-            "--require-bpf",
-            "--duration",
-            &format!("{secs}s"),
-            "-o",
-        ])
-        .arg(file)
-        .output()
-        .unwrap();
+    let mut cmd = bin();
+    cmd.args([
+        "record",
+        "--require-bpf",
+        "--duration",
+        &format!("{secs}s"),
+        "-o",
+    ])
+    .arg(file);
+    let out = run_boosted(cmd);
     assert!(
         out.status.success(),
         "record failed: {}",
@@ -122,12 +144,9 @@ fn record(file: &Path, secs: u32) {
 
 /// `schedtop diff ARGS --batch`: the summary and the entity lines.
 fn diff_batch(args: &[&str]) -> (Value, Vec<Value>) {
-    let out = bin()
-        .arg("diff")
-        .args(args)
-        .arg("--batch")
-        .output()
-        .unwrap();
+    let mut cmd = bin();
+    cmd.arg("diff").args(args).arg("--batch");
+    let out = run_boosted(cmd);
     assert!(
         out.status.success(),
         "diff {args:?}: {}",
@@ -446,7 +465,6 @@ fn a_directory_of_recordings_is_a_side_like_its_file() {
 #[test]
 fn a_closed_stdout_ends_diff_quietly() {
     use std::os::fd::{FromRawFd, OwnedFd};
-    use std::process::Stdio;
     for fmt in ["--batch", "--csv", "--from=+0s"] {
         let mut fds = [0; 2];
         // SAFETY: pipe fills two descriptors; the read end is closed at once
