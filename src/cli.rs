@@ -158,6 +158,56 @@ pub enum Command {
     /// what troubles the scheduler here, ranked by what it costs. Exit status: 0
     /// nothing wrong, 1 a warning was found, 2 an error
     Why(WhyArgs),
+    /// Compare two windows: BEFORE and AFTER are recordings, directories of
+    /// recordings, or - (this machine now, for -d); figures are rates over
+    /// each window, matched by command, name and path
+    Diff(DiffArgs),
+}
+
+/// `schedtop diff`: two windows compared (model/compare.rs).
+#[derive(Args, Debug, Clone)]
+pub struct DiffArgs {
+    /// A recording, a directory of recordings, or - for this machine now
+    #[arg(value_name = "BEFORE", allow_hyphen_values = true)]
+    pub before: String,
+    /// Same forms as BEFORE
+    #[arg(value_name = "AFTER", allow_hyphen_values = true)]
+    pub after: String,
+    /// Each recording's window starts here (2026-11-21T23:15:00Z, 23:15:00, -5m, +90s); default: its first Sample
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub from: Option<String>,
+    /// Each recording's window ends here (same forms); default: its last Sample
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub to: Option<String>,
+    /// The window of -d ending here, in each recording (instead of --from/--to)
+    #[arg(long, value_name = "T", allow_hyphen_values = true, conflicts_with_all = ["from", "to", "before_from", "before_to", "after_from", "after_to"])]
+    pub at: Option<String>,
+    /// BEFORE's window only (over --from/--to)
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub before_from: Option<String>,
+    /// BEFORE's window only (over --from/--to)
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub before_to: Option<String>,
+    /// AFTER's window only (over --from/--to)
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub after_from: Option<String>,
+    /// AFTER's window only (over --from/--to)
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    pub after_to: Option<String>,
+    /// How long to watch a live side (-), and the window length with --at: 10s, 1m
+    #[arg(short = 'd', long = "duration", value_name = "D", default_value = "10s", value_parser = parse_why_window)]
+    pub duration: u64,
+    /// Pair two processes by hand: pid:BEFORE=pid:AFTER (repeatable)
+    #[arg(long = "match", value_name = "PAIR", value_parser = crate::model::compare::parse_pin)]
+    pub pins: Vec<crate::model::compare::Pin>,
+    /// JSON Lines: a summary object, then one object per process, thread, cgroup and CPU
+    #[arg(short = 'b', long, conflicts_with = "csv")]
+    pub batch: bool,
+    /// CSV: one row per process, thread, cgroup and CPU
+    #[arg(long)]
+    pub csv: bool,
+    #[command(flatten)]
+    pub live: LiveArgs,
 }
 
 /// `schedtop why`: findings over a window.

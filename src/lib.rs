@@ -4,6 +4,8 @@
 pub mod batch;
 pub mod cli;
 pub mod collect;
+pub mod diff_cli;
+pub mod diff_text;
 pub mod docs;
 pub mod doctor;
 pub mod export;

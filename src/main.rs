@@ -73,6 +73,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }),
         Some(Command::Snapshot(args)) => schedtop::snapshot::run(&args),
         Some(Command::Why(_)) => unreachable!("handled in main"),
+        Some(Command::Diff(a)) => schedtop::diff_cli::run(&a),
         Some(Command::Serve(a)) => schedtop::serve::run_with(
             &schedtop::serve::ServeOptions {
                 listen: a.listen,

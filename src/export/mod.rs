@@ -1,6 +1,7 @@
 //! Ways out of schedtop other than the terminal.
 pub mod cgroup_csv;
 pub mod csv_field;
+pub mod diff_records;
 pub mod dump;
 pub mod flight_ring;
 pub mod incident;

@@ -2,6 +2,8 @@
 pub mod cgroup;
 pub mod cgroup_name;
 pub mod cgroup_sample;
+pub mod compare;
+pub mod compare_figures;
 pub mod cpus;
 pub mod fasthash;
 pub mod figures;

@@ -48,6 +48,7 @@ pub mod storage;
 pub mod testdata;
 pub mod timeexpr;
 pub mod varint;
+pub mod window;
 pub mod writer;
 
 pub use reader::Reader;

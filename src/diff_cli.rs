@@ -1,0 +1,128 @@
+//! `schedtop diff BEFORE AFTER`: two windows (recordings, directories of
+//! recordings, or `-` for this machine now) compared entity by entity
+//! (model/compare.rs), printed as JSON Lines, CSV or a text table.
+use std::path::Path;
+
+use anyhow::{anyhow, bail, Result};
+
+use crate::cli::DiffArgs;
+use crate::collect::sampler::{self, Flow, Limits, Taken};
+use crate::collect::{LiveOptions, LiveSource};
+use crate::export::diff_records::{csv_header, csv_row, entity_json, summary_json};
+use crate::model::compare::{compare, Window};
+use crate::model::finding_window::window_end;
+use crate::model::Sample;
+use crate::record::window::{read_window, Span};
+use crate::util::signals;
+
+pub fn run(a: &DiffArgs) -> Result<()> {
+    crate::sigpipe::end_quietly_on_closed_stdout();
+    if a.before == "-" && a.after == "-" {
+        bail!("only one side can be - (this machine now)");
+    }
+    let before = side(
+        a,
+        &a.before,
+        a.before_from.as_deref(),
+        a.before_to.as_deref(),
+    )?;
+    let after = side(a, &a.after, a.after_from.as_deref(), a.after_to.as_deref())?;
+    let all = compare(&before, &after, &a.pins).map_err(|e| anyhow!(e))?;
+    if a.batch {
+        crate::outln!("{}", summary_json(&before, &after, &all));
+        for c in &all {
+            crate::outln!("{}", entity_json(c));
+        }
+    } else if a.csv {
+        crate::outln!("{}", csv_header());
+        for c in &all {
+            crate::outln!("{}", csv_row(c));
+        }
+    } else {
+        for line in crate::diff_text::text(&before, &after, &all) {
+            crate::outln!("{line}");
+        }
+    }
+    Ok(())
+}
+
+/// One side's window: `-` watched live, else read from the recording.
+fn side(a: &DiffArgs, what: &str, from: Option<&str>, to: Option<&str>) -> Result<Window> {
+    if what == "-" {
+        return live(a);
+    }
+    let span = match &a.at {
+        Some(at) => Span::parse(None, Some(at), Some(a.duration))?,
+        None => Span::parse(from.or(a.from.as_deref()), to.or(a.to.as_deref()), None)?,
+    };
+    let w = read_window(Path::new(what), span)?;
+    for n in &w.notes {
+        crate::say!("schedtop: {n}");
+    }
+    Ok(Window {
+        host: w.host,
+        first: w.first,
+        end: w.end,
+        live: false,
+        label: what.to_string(),
+    })
+}
+
+/// This machine for -d: the first Sample and the one spanning the watch.
+fn live(a: &DiffArgs) -> Result<Window> {
+    for &pid in &a.live.pids {
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            bail!("no process with pid {pid}");
+        }
+    }
+    let interval_ns = ((a.live.interval * 1e9) as u64).clamp(1, a.duration.max(1));
+    let opts = LiveOptions {
+        interval_ns,
+        pid_filter: a.live.pids.clone(),
+        force_procfs: a.live.procfs,
+        require_bpf: a.live.require_bpf,
+        run_delay_waits: a.live.run_delay_waits,
+    };
+    let mut source = LiveSource::open(&opts)?;
+    if let Some(reason) = &source.host().degraded_reason {
+        crate::say!("schedtop: {reason}");
+    }
+    // Ctrl-C ends the watch early: the comparison of what was seen so far
+    signals::stop_on(&[libc::SIGINT, libc::SIGTERM]);
+    let mut first: Option<Sample> = None;
+    let mut end: Option<Sample> = None;
+    let limits = Limits {
+        end_after_ns: Some(a.duration),
+        ..Default::default()
+    };
+    sampler::run(
+        &mut source,
+        interval_ns,
+        limits,
+        sampler::sleep_until(signals::stop_requested),
+        |_, taken| {
+            let s = match taken {
+                Taken::Sample(s) => s,
+                Taken::Error(e) => return Err(e),
+                Taken::Panicked(p) => bail!("the collector panicked: {p}"),
+            };
+            match (&first, end.take()) {
+                (None, _) => first = Some(s),
+                (Some(f), None) => end = window_end(&[f.clone(), s]),
+                // folded as it comes: three Samples held, however long the watch
+                (Some(f), Some(e)) => end = window_end(&[f.clone(), e, s]),
+            }
+            Ok(Flow::Continue)
+        },
+    )?;
+    let (Some(first), Some(end)) = (first, end) else {
+        bail!("stopped before two Samples were taken: no interval to compare");
+    };
+    Ok(Window {
+        host: source.host().clone(),
+        first,
+        end,
+        live: true,
+        label: "-".into(),
+    })
+}
