@@ -109,6 +109,22 @@ fn run(args: &[&str], cap: usize) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// Ends the parked threads when the test ends, however it ends.
+struct Unpark(
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    Vec<std::thread::JoinHandle<()>>,
+);
+
+impl Drop for Unpark {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        for h in self.1.drain(..) {
+            h.thread().unpark();
+            let _ = h.join();
+        }
+    }
+}
+
 fn threads_on_the_machine() -> usize {
     std::fs::read_dir("/proc")
         .unwrap()
@@ -136,6 +152,21 @@ fn check_file(path: &Path, cap: usize, machine: usize) -> usize {
 
 #[test]
 fn record_and_record_dir_write_trimmed_samples_and_keep_going() {
+    // idle threads of our own, so there is something to trim on a quiet
+    // machine too (a fresh one runs under 100 threads); parked until the
+    // test ends
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let idle: Vec<_> = (0..150)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::park_timeout(std::time::Duration::from_millis(500));
+                }
+            })
+        })
+        .collect();
+    let _unpark = Unpark(stop, idle);
     let machine = threads_on_the_machine();
     assert!(machine > 100, "{machine} threads: too few to trim");
     // about 30 threads' worth (a thread counts ~250 bytes decoded here)

@@ -309,7 +309,8 @@ pub fn cpu_saturation(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
             continue;
         }
         time.add(r);
-        *by_process.entry(r.pid).or_default() += r.wait_ns.unwrap_or(0);
+        let w = by_process.entry(r.pid).or_default();
+        *w = w.saturating_add(r.wait_ns.unwrap_or(0));
     }
     if !time.lost_enough(dt) {
         return Vec::new();

@@ -112,7 +112,8 @@ pub fn antagonists(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
             .collect();
         let mut by_pid: BTreeMap<u32, u64> = BTreeMap::new();
         for p in &others {
-            *by_pid.entry(p.pid).or_default() += p.count;
+            let e = by_pid.entry(p.pid).or_default();
+            *e = e.saturating_add(p.count);
         }
         let top = by_pid.values().copied().max().unwrap_or(0);
         if total == 0 || (top as f64) < t.antagonist_min_top_share * total as f64 {
@@ -267,7 +268,10 @@ pub fn blocking(f: &IntervalFacts) -> Vec<Finding> {
     let mut per: BTreeMap<u32, Blocked> = BTreeMap::new();
     for r in f.threads() {
         let Some(why) = r.why.as_ref() else { continue };
-        let total: u64 = why.blocked_on.iter().sum();
+        let total = why
+            .blocked_on
+            .iter()
+            .fold(0u64, |a, &n| a.saturating_add(n));
         if total == 0 {
             continue;
         }
@@ -288,7 +292,7 @@ pub fn blocking(f: &IntervalFacts) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     for (pid, b) in per {
-        let all: u64 = b.switches.iter().sum();
+        let all = b.switches.iter().fold(0u64, |a, &n| a.saturating_add(n));
         let Some(i) = (0..BLOCK_REASONS).max_by_key(|&i| (b.switches[i], std::cmp::Reverse(i)))
         else {
             continue;
@@ -352,7 +356,7 @@ pub fn cross_node_churn(f: &IntervalFacts) -> Vec<Finding> {
             .cmp(&a.count)
             .then((a.from_node, a.to_node).cmp(&(b.from_node, b.to_node)))
     });
-    let total: u64 = cross.iter().map(|x| x.count).sum();
+    let total = cross.iter().fold(0u64, |a, x| a.saturating_add(x.count));
     if total < t.churn_min_moves || (total as f64 / dt) < t.churn_min_per_s {
         return Vec::new();
     }
@@ -374,10 +378,9 @@ pub fn cross_node_churn(f: &IntervalFacts) -> Vec<Finding> {
     if moved.is_empty() {
         return Vec::new();
     }
-    let all: u64 = migration_deltas(Some(f.prev), f.cur)
+    let all = migration_deltas(Some(f.prev), f.cur)
         .iter()
-        .map(|m| m.2)
-        .sum();
+        .fold(0u64, |a, m| a.saturating_add(m.2));
     let impact = (total as f64 / all.max(total) as f64).min(1.0);
     let flows: Vec<String> = cross
         .iter()

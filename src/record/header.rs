@@ -30,11 +30,19 @@ pub struct FileHeader {
     pub key_every: u32,
     /// set by `record --dir` only: which directory's recorder wrote the
     /// file, its place in that directory's sequence and the run (process)
-    /// that wrote it; retention deletes nothing without it
+    /// that wrote it; retention deletes nothing without it. Left out of
+    /// the header when unset, as is `dropped_before` when 0: a file that
+    /// is not a black box's reads byte for byte as before they existed
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dir: Option<DirMark>,
     /// Samples `record --dir` could not write just before this file (the
     /// disk was at its free-space floor); 0 otherwise
+    #[serde(skip_serializing_if = "is_zero")]
     pub dropped_before: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What marks a file as written by a directory's own recorder (header.dir).
