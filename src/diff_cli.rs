@@ -6,14 +6,10 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Result};
 
 use crate::cli::DiffArgs;
-use crate::collect::sampler::{self, Flow, Limits, Taken};
-use crate::collect::{LiveOptions, LiveSource};
+use crate::collect::LiveOptions;
 use crate::export::diff_records::{csv_header, csv_row, entity_json, summary_json};
 use crate::model::compare::{compare, Window};
-use crate::model::finding_window::window_end;
-use crate::model::Sample;
-use crate::record::window::{read_window, Span};
-use crate::util::signals;
+use crate::record::window::{read_window, watch_live, Span};
 
 pub fn run(a: &DiffArgs) -> Result<()> {
     crate::sigpipe::end_quietly_on_closed_stdout();
@@ -70,11 +66,6 @@ fn side(a: &DiffArgs, what: &str, from: Option<&str>, to: Option<&str>) -> Resul
 
 /// This machine for -d: the first Sample and the one spanning the watch.
 fn live(a: &DiffArgs) -> Result<Window> {
-    for &pid in &a.live.pids {
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            bail!("no process with pid {pid}");
-        }
-    }
     let interval_ns = ((a.live.interval * 1e9) as u64).clamp(1, a.duration.max(1));
     let opts = LiveOptions {
         interval_ns,
@@ -83,43 +74,10 @@ fn live(a: &DiffArgs) -> Result<Window> {
         require_bpf: a.live.require_bpf,
         run_delay_waits: a.live.run_delay_waits,
     };
-    let mut source = LiveSource::open(&opts)?;
-    if let Some(reason) = &source.host().degraded_reason {
-        crate::say!("schedtop: {reason}");
-    }
     // Ctrl-C ends the watch early: the comparison of what was seen so far
-    signals::stop_on(&[libc::SIGINT, libc::SIGTERM]);
-    let mut first: Option<Sample> = None;
-    let mut end: Option<Sample> = None;
-    let limits = Limits {
-        end_after_ns: Some(a.duration),
-        ..Default::default()
-    };
-    sampler::run(
-        &mut source,
-        interval_ns,
-        limits,
-        sampler::sleep_until(signals::stop_requested),
-        |_, taken| {
-            let s = match taken {
-                Taken::Sample(s) => s,
-                Taken::Error(e) => return Err(e),
-                Taken::Panicked(p) => bail!("the collector panicked: {p}"),
-            };
-            match (&first, end.take()) {
-                (None, _) => first = Some(s),
-                (Some(f), None) => end = window_end(&[f.clone(), s]),
-                // folded as it comes: three Samples held, however long the watch
-                (Some(f), Some(e)) => end = window_end(&[f.clone(), e, s]),
-            }
-            Ok(Flow::Continue)
-        },
-    )?;
-    let (Some(first), Some(end)) = (first, end) else {
-        bail!("stopped before two Samples were taken: no interval to compare");
-    };
+    let (host, first, end) = watch_live(&opts, a.duration, "compare")?;
     Ok(Window {
-        host: source.host().clone(),
+        host,
         first,
         end,
         live: true,

@@ -10,15 +10,14 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::cli::WhyArgs;
 use crate::collect::cgroupfs::CgroupLayout;
-use crate::collect::sampler::{self, Flow, Limits, Taken};
-use crate::collect::{LiveOptions, LiveSource};
+use crate::collect::LiveOptions;
 use crate::export::json::rfc3339;
 use crate::model::finding_window::window_end;
 use crate::model::findings::{any_warning, of_samples, Finding, Scope, Severity};
 use crate::model::{HostInfo, Sample};
 use crate::record::timeexpr::parse_time;
+use crate::record::window::watch_live;
 use crate::ui::format::escape_name;
-use crate::util::signals;
 
 /// Run `schedtop why` and turn its outcome into the exit status.
 pub fn main(a: &WhyArgs) -> ExitCode {
@@ -97,11 +96,6 @@ fn cgroup_path(c: &str, live: bool) -> String {
 }
 
 fn live(a: &WhyArgs) -> Result<Window> {
-    for &pid in &a.live.pids {
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            bail!("no process with pid {pid}");
-        }
-    }
     let interval_ns = ((a.live.interval * 1e9) as u64).clamp(1, a.duration.max(1));
     let opts = LiveOptions {
         interval_ns,
@@ -110,46 +104,9 @@ fn live(a: &WhyArgs) -> Result<Window> {
         require_bpf: a.live.require_bpf,
         run_delay_waits: a.live.run_delay_waits,
     };
-    let mut source = LiveSource::open(&opts)?;
-    if let Some(reason) = &source.host().degraded_reason {
-        crate::say!("schedtop: {reason}");
-    }
     // Ctrl-C ends the watch early: the findings of what was seen so far
-    signals::stop_on(&[libc::SIGINT, libc::SIGTERM]);
-    let mut first: Option<Sample> = None;
-    let mut end: Option<Sample> = None;
-    let limits = Limits {
-        end_after_ns: Some(a.duration),
-        ..Default::default()
-    };
-    sampler::run(
-        &mut source,
-        interval_ns,
-        limits,
-        sampler::sleep_until(signals::stop_requested),
-        |_, taken| {
-            let s = match taken {
-                Taken::Sample(s) => s,
-                Taken::Error(e) => return Err(e),
-                Taken::Panicked(p) => bail!("the collector panicked: {p}"),
-            };
-            match (&first, end.take()) {
-                (None, _) => first = Some(s),
-                (Some(f), None) => end = window_end(&[f.clone(), s]),
-                // folded as it comes: three Samples held, however long the window
-                (Some(f), Some(e)) => end = window_end(&[f.clone(), e, s]),
-            }
-            Ok(Flow::Continue)
-        },
-    )?;
-    let (Some(first), Some(end)) = (first, end) else {
-        bail!("stopped before two Samples were taken: no interval to judge");
-    };
-    Ok(Window {
-        host: source.host().clone(),
-        first,
-        end,
-    })
+    let (host, first, end) = watch_live(&opts, a.duration, "judge")?;
+    Ok(Window { host, first, end })
 }
 
 /// The window of `duration` ns ending at `at` (default: the end) of a
