@@ -43,6 +43,18 @@
 /* syscall_reason[] size: syscall numbers at or above it are "other" */
 #define SYSCALL_SLOTS 512
 
+/* Per-thread counters that user space handles generically: slot N here is
+ * the counter whose descriptor says slot N (model/counters.rs), which gives
+ * its name, unit, aggregation and every output. A new counter takes a free
+ * slot and a descriptor; no codec, interval or exporter code. */
+/* time interrupts took while this thread was on a CPU (charged to the
+ * interrupted thread): hardirq, then softirq by vector (HI_SOFTIRQ = 0 ..
+ * RCU_SOFTIRQ = 9, the kernel's numbering) */
+#define CTR_STOLEN_HARDIRQ_NS 0
+#define CTR_STOLEN_SOFTIRQ_NS 1
+#define SOFTIRQ_VECTORS 10
+#define THREAD_COUNTERS 16
+
 /* (victim, the thread that ran next when the victim was preempted) */
 struct preempt_key {
 	u32 victim;
@@ -151,6 +163,9 @@ struct thread_stats {
 	 * never switched out, is known to the dirty-set reader only by this. */
 	u32 on_cpu;
 	u32 pad;
+	/* the generic counters above (CTR_*): cumulative since the probes
+	 * attached (or the thread began, if later) */
+	u64 counters[THREAD_COUNTERS];
 };
 
 /* What the running kernel offers, as the program's own CO-RE relocations see
