@@ -35,6 +35,8 @@ pub struct Cli {
     pub history: u64,
     #[command(flatten)]
     pub incidents: TriggerArgs,
+    #[command(flatten)]
+    pub prefs: crate::prefs_cli::PrefsArgs,
 }
 
 /// `--trigger` and where incident bundles go (live, record, serve).

@@ -14,6 +14,7 @@ pub mod export;
 pub mod fuzz;
 pub mod incident_cli;
 pub mod model;
+pub mod prefs_cli;
 pub mod record;
 pub mod record_cli;
 pub mod serve;

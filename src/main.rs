@@ -1,6 +1,7 @@
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::parser::ValueSource;
+use clap::FromArgMatches;
 
 use schedtop::cli::{Cli, Command};
 use schedtop::collect::{LiveOptions, LiveSource};
@@ -8,12 +9,15 @@ use schedtop::collect::{LiveOptions, LiveSource};
 fn main() -> ExitCode {
     schedtop::util::stdio::fill_closed_std_fds();
     schedtop::util::heap::keep_resident_near_use();
-    let cli = Cli::parse();
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // -i on the command line wins over the config file's interval
+    let interval_given = matches.value_source("interval") == Some(ValueSource::CommandLine);
     if let Some(Command::Why(a)) = &cli.command {
         // its own exit status: 0 nothing wrong, 1 a warning, 2 an error
         return schedtop::why_cli::main(a);
     }
-    match run(cli) {
+    match run(cli, interval_given) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // one line, the whole cause chain, no backtrace
@@ -23,8 +27,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
-    let interval_ns = (cli.live.interval * 1e9) as u64;
+fn run(cli: Cli, interval_given: bool) -> anyhow::Result<()> {
+    let mut interval_ns = (cli.live.interval * 1e9) as u64;
+    // the live view's settings (config file, --no-mouse) before its source
+    let prefs = (cli.command.is_none() && !cli.batch)
+        .then(|| schedtop::prefs_cli::load(&cli.prefs, interval_given.then_some(interval_ns)));
+    if let Some(p) = &prefs {
+        interval_ns = p.settings.interval_ns();
+    }
     for &pid in &cli.live.pids {
         if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
             anyhow::bail!("no process with pid {pid}");
@@ -108,7 +118,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             },
         ),
-        None if !cli.batch => schedtop::ui::run::run_live_watched(
+        None if !cli.batch => schedtop::ui::run::run_live_configured(
             &opts,
             &schedtop::ui::screenshot_key::ScreenshotConfig::new(
                 &cli.screenshot.screenshot_formats,
@@ -117,6 +127,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             cli.flight.map(std::time::Duration::from_secs_f64),
             cli.history,
             schedtop::incident_cli::live_watch(&cli.incidents, cli.history)?,
+            prefs.unwrap_or_else(schedtop::ui::config_file::Loaded::defaults),
         ),
         None => {
             if cli.incidents.wanted() {

@@ -1,6 +1,7 @@
 //! What the user can ask for, whatever key or event asked for it (keys.rs
 //! maps input to these), and what the event loop must do as a result.
 use super::columns::Column;
+pub use super::setup::SetupKey;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
@@ -71,6 +72,26 @@ pub enum Action {
     WriteFlight,
     /// live: write an incident bundle now (`i`, session.rs)
     FireIncident,
+    /// the setup screen, saved settings and the mouse (app_prefs.rs)
+    Prefs(Prefs),
+}
+
+/// The setup screen's, the quit question's and the mouse's actions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prefs {
+    /// `F2`, `S`: the setup screen
+    OpenSetup,
+    /// a key on the setup screen
+    Setup(SetupKey),
+    /// the answer to "keep the changed settings?" at quit: save and quit,
+    /// quit without saving, or stay (None)
+    QuitAnswer(Option<bool>),
+    /// a click on row N of the view's list
+    Pick(usize),
+    /// a click on a cgroup's fold mark: select it, fold or unfold it
+    PickFold(usize),
+    /// the wheel: this many lines down (negative: up)
+    Scroll(i32),
 }
 
 /// What the event loop does after an action.
@@ -90,6 +111,22 @@ pub enum Effect {
     ToggleRecord,
     /// ask the incident watch for a bundle (session.rs)
     FireIncident,
+    /// settings to use (app_prefs.rs): the session saves them when asked
+    /// and the loop sets the interval and the mouse
+    Settings(SettingsEffect),
+}
+
+/// What using a set of settings asks of the loop and the session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SettingsEffect {
+    /// the feed's new interval, when it changed
+    pub interval_ns: Option<u64>,
+    /// mouse capture on or off
+    pub mouse: bool,
+    /// write them to the config file (session.rs)
+    pub save: bool,
+    /// quit afterwards (when the save worked)
+    pub quit: bool,
 }
 
 /// What the user can do to a replay (the `Action::Replay` payload).

@@ -102,6 +102,8 @@ pub struct AppState {
     pub mig_cause: Option<crate::model::why::MigCause>,
     /// the interval's findings, ranked, and the findings view's selection
     pub findings: findings::FindingsUi,
+    /// settings, setup screen, click targets (view_model.rs, app_prefs.rs)
+    pub view_model: super::view_model::ViewModel,
 }
 
 impl AppState {
@@ -149,6 +151,7 @@ impl AppState {
             cpu_history: CpuHistory::default(),
             mig_cause: None,
             findings: Default::default(),
+            view_model: Default::default(),
         }
     }
 
@@ -354,7 +357,8 @@ impl AppState {
 
     fn cycle_sort(&mut self, forward: bool) {
         // the columns on screen: sorting by a hidden one would puzzle
-        let cols: Vec<Column> = columns::fit(self.table_view, self.size.0)
+        let shown = self.view_model.columns(self.table_view);
+        let cols: Vec<Column> = columns::fit_cols(shown, self.size.0)
             .into_iter()
             .map(|(c, _)| c)
             .collect();
@@ -417,26 +421,15 @@ impl AppState {
         self.cpu_scroll = self.cpu_scroll.saturating_add_signed(delta).min(max);
     }
 
-    /// The NUMA view's highlighted thread: the selected row when it is a
-    /// thread, with the nodes whose flows are its own (empty when it did
-    /// not cross nodes in the last interval).
-    pub fn highlighted_thread(&self) -> Option<(&Row, Vec<u32>)> {
-        let r = self.selected_row()?;
-        let RowKey::Thread { tid, start_time_ns } = r.key else {
-            return None;
-        };
-        let cur = self.history.back()?;
-        let prev = (self.history.len() >= 2).then_some(&self.prev_places);
-        let nodes = cpus::thread_flow_nodes(&self.host.topology, prev, cur, tid, start_time_ns);
-        Some((r, nodes))
-    }
-
     /// Apply one user action; the Effect tells the event loop what else to
     /// do. Callers go through `layout::apply`, which keeps the page size.
     pub(crate) fn apply(&mut self, a: Action) -> Effect {
         if !matches!(a, Action::Resize(..)) {
             // a message stays until the next key
             self.status = None;
+        }
+        if let Some(e) = self.prefs_apply(a) {
+            return e;
         }
         if self.findings_apply(a) {
             return Effect::None;
@@ -469,7 +462,7 @@ impl AppState {
                 self.cgroups.refresh(&self.derived.cgroups, &self.filter);
             }
             Action::ShowFindings => self.show(View::Findings),
-            Action::CgroupFold(_) => {}
+            Action::CgroupFold(_) | Action::Prefs(_) => {}
             Action::ToggleMatrix => {
                 // opens the NUMA view on the matrix, or flips it there
                 self.numa_matrix = self.view != View::Numa || !self.numa_matrix;
@@ -591,6 +584,8 @@ impl AppState {
 
 #[path = "app_findings.rs"]
 pub mod findings;
+#[path = "app_prefs.rs"]
+pub mod prefs;
 /// The rows a table view lists (before its filter).
 fn base_of(d: &Derived, view: View) -> &[Row] {
     match view {

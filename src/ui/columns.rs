@@ -166,7 +166,12 @@ pub fn help_notes() -> impl Iterator<Item = &'static str> {
 /// ranked are dropped until the rest fit, then COMM takes what is left (up
 /// to its maximum). Always keeps COMM, clipped if need be.
 pub fn fit(view: View, width: u16) -> Vec<(Column, u16)> {
-    let mut cols: Vec<Column> = columns_of(view).to_vec();
+    fit_cols(columns_of(view), width)
+}
+
+/// `fit` for the columns a person chose (settings.rs), in their order.
+pub fn fit_cols(chosen: &[Column], width: u16) -> Vec<(Column, u16)> {
+    let mut cols: Vec<Column> = chosen.to_vec();
     let need = |cols: &[Column]| -> u32 {
         cols.iter().map(|c| u32::from(c.width())).sum::<u32>()
             + u32::from(GAP) * cols.len().saturating_sub(1) as u32

@@ -23,6 +23,10 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
     if ctrl && matches!(k.code, KeyCode::Char('c') | KeyCode::Char('C')) {
         return Some(Action::Quit);
     }
+    // the setup screen and the question at quit take every key
+    if let Some(a) = super::setup_keys::map_key(k, app) {
+        return a;
+    }
     if app.help {
         // like htop: any key leaves the help screen, except the ones that
         // scroll it (it can be longer than a small terminal)
@@ -88,6 +92,7 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Char('R') => Action::ToggleRecord,
         KeyCode::Char('W') => Action::WriteFlight,
         KeyCode::Char('i') => Action::FireIncident,
+        KeyCode::F(2) | KeyCode::Char('S') => Action::Prefs(super::action::Prefs::OpenSetup),
         // live: rewind through the kept history (once rewound, the replay
         // mapping above has every key, End returns to live)
         KeyCode::Char('T') => Action::Replay(ReplayAction::StepBack),
@@ -113,6 +118,15 @@ fn navigation(code: KeyCode) -> Option<Action> {
 /// Every key, for the help overlay: (keys, what they do).
 pub const HELP: &[(&str, &str)] = &[
     ("q  Ctrl-C  F10", "quit"),
+    (
+        "F2  S",
+        "setup: columns, sort, interval, colours, mouse (saved)",
+    ),
+    (
+        "mouse",
+        "title: sort (again: invert); row: select (twice: detail)",
+    ),
+    ("", "wheel: scroll; key hints act; Shift+drag selects text"),
     ("Ctrl-Z", "suspend to the shell (fg resumes)"),
     (
         "?  h  F1",

@@ -13,8 +13,14 @@ pub fn render(app: &AppState, f: &mut Frame) {
     let area = f.area();
     if layout::too_small(area) {
         views::too_small::render(f, area);
-        return;
+    } else {
+        render_screen(app, f, area);
     }
+    // the colour theme (palette.rs) over whatever was drawn
+    super::palette::apply(app.view_model.settings.theme, f.buffer_mut());
+}
+
+fn render_screen(app: &AppState, f: &mut Frame, area: ratatui::layout::Rect) {
     let a = layout::areas(area, app);
     views::header::render(app, f, a.header);
     views::info::render(app, f, a.info);
@@ -32,6 +38,9 @@ pub fn render(app: &AppState, f: &mut Frame) {
     views::footer::render(app, f, a.footer);
     if app.help {
         views::help::render(app, f, area);
+    }
+    if app.view_model.setup.is_some() {
+        views::setup::render(app, f, area);
     }
 }
 

@@ -71,6 +71,20 @@ pub fn run_live_watched(
     history_ns: u64,
     watch: Option<crate::export::incident::Watch>,
 ) -> Result<()> {
+    let prefs = super::config_file::Loaded::defaults();
+    run_live_configured(opts, shots, flight, history_ns, watch, prefs)
+}
+
+/// `run_live_watched` starting with `prefs` (the config file's settings,
+/// saved back there from the setup screen).
+pub fn run_live_configured(
+    opts: &LiveOptions,
+    shots: &ScreenshotConfig,
+    flight: Option<Duration>,
+    history_ns: u64,
+    watch: Option<crate::export::incident::Watch>,
+    prefs: super::config_file::Loaded,
+) -> Result<()> {
     if watch.is_some() && history_ns == 0 {
         bail!("incident bundles record the kept history: --trigger needs --history above 0");
     }
@@ -109,11 +123,14 @@ pub fn run_live_watched(
         watch,
     });
     let (feed, kept) = LiveFeed::start_keeping(opts, keep)?;
-    let state = AppState::new(feed.host().clone(), Mode::Live);
-    let app = match kept {
+    let mut state = AppState::new(feed.host().clone(), Mode::Live);
+    state.start_with(prefs.settings);
+    state.status = prefs.warning.map(status::Status::error);
+    let mut app = match kept {
         Some(h) => Session::live_with_shared_history(state, h),
         None => Session::live(state),
     };
+    app.config = prefs.store;
     let mut link = recorder
         .as_ref()
         .map(|r| FlightLink::to(r, shots.dir.clone()));
@@ -142,6 +159,7 @@ pub fn run_with_flight(
 ) -> Result<()> {
     terminal::catch_signals();
     super::suspend::catch();
+    terminal::set_mouse(app.view_model.settings.mouse);
     let result = match TerminalGuard::enter() {
         Ok(_guard) => event_loop(&mut app, &mut feed, shots, flight),
         Err(e) => Err(e.into()),
@@ -243,6 +261,8 @@ where
     let panic_for_test = std::env::var_os("SCHEDTOP_TEST_PANIC").is_some();
     // when the status line's message appeared (it goes after a while)
     let mut status_since: Option<u64> = None;
+    // the last click, for double clicks (mouse.rs)
+    let mut clicks = super::mouse::Clicks::default();
     loop {
         if terminal::pending_signal().is_some() {
             return Ok(());
@@ -291,7 +311,9 @@ where
         if dirty && since.is_none_or(|s| s >= FRAME) {
             // new rows or a wrapped header move the table: page size first
             super::layout::refresh(&mut app.app);
-            term.draw(|f| render(app, f))?;
+            let area = term.draw(|f| render(app, f))?.area;
+            // what a click hits is what this frame drew
+            super::mouse::remember(&mut app.app, area);
             last_draw = Some(clock.now_ns());
             dirty = false;
             if panic_for_test && app.current().is_some() {
@@ -310,7 +332,8 @@ where
             if super::suspend::note_key(&ev) {
                 break; // suspended at the top of the loop
             }
-            if let Some(a) = keys::map_event(&ev, app) {
+            let action = clicks.map(&ev, app, clock.now_ns());
+            if let Some(a) = action.or_else(|| keys::map_event(&ev, app)) {
                 match app.apply(a) {
                     Effect::Quit => return Ok(()),
                     Effect::SetInterval(ns) => feed.set_interval(ns),
@@ -336,6 +359,15 @@ where
                             )
                         });
                         status_since = Some(clock.now_ns());
+                    }
+                    Effect::Settings(e) => {
+                        if e.quit {
+                            return Ok(());
+                        }
+                        if let Some(ns) = e.interval_ns {
+                            feed.set_interval(ns);
+                        }
+                        terminal::set_mouse(e.mouse);
                     }
                     // the session handled these
                     Effect::None | Effect::Replay(_) | Effect::ToggleRecord => {}

@@ -9,7 +9,7 @@ use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::action::{Action, Effect};
+use super::action::{Action, Effect, SettingsEffect};
 use super::app::{AppState, Mode};
 use super::history::History;
 use super::keeper::{lock, SharedHistory};
@@ -40,6 +40,8 @@ pub struct Session {
     /// live: `--trigger`, SIGUSR1 and `i` make incident bundles from the
     /// kept history (a sink beside the others)
     incidents: Option<Watch>,
+    /// where the setup screen saves the settings (None: `--no-config`)
+    pub config: Option<super::config_file::ConfigStore>,
 }
 
 impl Session {
@@ -54,6 +56,7 @@ impl Session {
             dropped_seen: 0,
             rewind_saved: rewind::Saved::default(),
             incidents: None,
+            config: None,
         }
     }
 
@@ -95,6 +98,7 @@ impl Session {
             dropped_seen: 0,
             rewind_saved: rewind::Saved::default(),
             incidents: None,
+            config: None,
         }
     }
 
@@ -153,6 +157,14 @@ impl Session {
             Effect::ToggleRecord => {
                 self.toggle_recording_in(Path::new("."));
                 Effect::None
+            }
+            Effect::Settings(e) if e.save => {
+                let (line, saved) = super::config_file::save_to(self.config.as_mut(), &self.app);
+                self.app.status = Some(line);
+                Effect::Settings(SettingsEffect {
+                    quit: e.quit && saved,
+                    ..e
+                })
             }
             Effect::FireIncident => match self.incidents.as_mut() {
                 Some(w) => {

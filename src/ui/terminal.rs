@@ -8,6 +8,7 @@ use std::sync::Once;
 use crate::util::signals;
 
 use ratatui::crossterm::cursor::{Hide, Show};
+use ratatui::crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
@@ -15,6 +16,8 @@ use ratatui::crossterm::terminal::{
 
 /// The terminal is in raw mode / on the alternate screen.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// The terminal reports the mouse (mouse.rs) while the screen is ours.
+static MOUSE: AtomicBool = AtomicBool::new(false);
 
 const SIGNALS: [libc::c_int; 4] = [libc::SIGTERM, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT];
 
@@ -28,6 +31,7 @@ impl TerminalGuard {
         ACTIVE.store(true, Ordering::SeqCst);
         let guard = TerminalGuard(());
         execute!(io::stdout(), EnterAlternateScreen, Hide)?;
+        capture_mouse()?;
         Ok(guard)
     }
 }
@@ -43,7 +47,28 @@ impl Drop for TerminalGuard {
 pub fn reenter() -> io::Result<()> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
-    execute!(io::stdout(), EnterAlternateScreen, Hide)
+    execute!(io::stdout(), EnterAlternateScreen, Hide)?;
+    capture_mouse()
+}
+
+/// Mouse capture on or off (`--no-mouse`, the setup screen): at once when
+/// the screen is ours, else when it is taken.
+pub fn set_mouse(on: bool) {
+    let was = MOUSE.swap(on, Ordering::SeqCst);
+    if ACTIVE.load(Ordering::SeqCst) && was != on {
+        let _ = if on {
+            execute!(io::stdout(), EnableMouseCapture)
+        } else {
+            execute!(io::stdout(), DisableMouseCapture)
+        };
+    }
+}
+
+fn capture_mouse() -> io::Result<()> {
+    if MOUSE.load(Ordering::SeqCst) {
+        execute!(io::stdout(), EnableMouseCapture)?;
+    }
+    Ok(())
 }
 
 /// Leave the alternate screen, show the cursor, leave raw mode; once, and
@@ -51,6 +76,9 @@ pub fn reenter() -> io::Result<()> {
 pub fn restore() {
     if ACTIVE.swap(false, Ordering::SeqCst) {
         let mut out = io::stdout();
+        if MOUSE.load(Ordering::SeqCst) {
+            let _ = execute!(out, DisableMouseCapture);
+        }
         let _ = execute!(out, LeaveAlternateScreen, Show);
         let _ = out.flush();
         let _ = disable_raw_mode();

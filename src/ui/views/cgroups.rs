@@ -135,6 +135,32 @@ pub fn render_info(app: &AppState, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(Line::from(s)), area);
 }
 
+/// The tree's part of the view's `area` and the detail pane's, if open:
+/// where the renderer draws and a click lands (mouse.rs).
+pub fn tree_area(app: &AppState, area: Rect) -> (Rect, Option<Rect>) {
+    if app.cgroups.detail && area.height >= 16 {
+        let [t, d] =
+            Layout::vertical([Constraint::Min(4), Constraint::Length(area.height / 2)]).areas(area);
+        (t, Some(d))
+    } else {
+        (area, None)
+    }
+}
+
+/// The first row the tree in `table` shows (the selection on its last line
+/// at most).
+pub fn first_row(app: &AppState, table: Rect) -> usize {
+    let body_h = usize::from(table.height).saturating_sub(1);
+    app.cgroups
+        .selected
+        .saturating_sub(body_h.saturating_sub(1))
+}
+
+/// Cells before a cgroup's fold mark: two per level of depth.
+pub fn mark_x(depth: u32) -> u16 {
+    2 * depth.min(16) as u16
+}
+
 pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     if area.height == 0 || area.width == 0 {
         return;
@@ -151,13 +177,7 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
         return;
     }
     let ui = &app.cgroups;
-    let (table, detail) = if ui.detail && area.height >= 16 {
-        let [t, d] =
-            Layout::vertical([Constraint::Min(4), Constraint::Length(area.height / 2)]).areas(area);
-        (t, Some(d))
-    } else {
-        (area, None)
-    };
+    let (table, detail) = tree_area(app, area);
     let w = usize::from(table.width);
     let ncols = fitting(w);
     let fixed: usize = COLS.iter().take(ncols).map(|(_, cw)| cw + 1).sum();
@@ -170,7 +190,7 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     )];
     let rows = ui.rows(all, &app.filter);
     let body_h = usize::from(table.height).saturating_sub(1);
-    let first = ui.selected.saturating_sub(body_h.saturating_sub(1));
+    let first = first_row(app, table);
     for (pos, &i) in rows.iter().enumerate().skip(first).take(body_h) {
         let r = &all[i];
         let mark = if !super::super::cgroup_tree::CgroupsUi::has_children(all, i) {

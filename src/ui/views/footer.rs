@@ -92,6 +92,24 @@ fn fitting(app: &AppState, width: u16) -> Vec<(&'static str, &'static str, u8)> 
     h
 }
 
+/// The key hints where `render` draws them on a line `width` wide: (first
+/// cell, cells, key); none when the line shows something else (a prompt,
+/// a message, the replay's own hints).
+pub fn hint_cells(app: &AppState, width: u16) -> Vec<(u16, u16, &'static str)> {
+    if super::timeline::footer(app, width).is_some() || app.status.is_some() || app.filter_editing {
+        return Vec::new();
+    }
+    let mut x = 0u16;
+    let mut out = Vec::new();
+    for (k, l, _) in fitting(app, width) {
+        // keys and labels are ASCII: one cell per byte
+        let w = (k.len() + l.len()) as u16;
+        out.push((x, w, k));
+        x = x.saturating_add(w + 1);
+    }
+    out
+}
+
 pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     // replay: the jump prompt, else (below a message) its own key hints
     let line = if let Some(l) = super::timeline::footer(app, area.width) {

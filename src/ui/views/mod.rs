@@ -14,6 +14,7 @@ pub mod key_hints;
 pub mod numa;
 mod numa_selection;
 pub mod processes;
+pub mod setup;
 pub mod table;
 pub mod threads;
 pub mod timeline;

@@ -8,6 +8,28 @@ use crate::ui::app::AppState;
 use crate::ui::format::{self, escape_name};
 use crate::ui::theme;
 
+impl AppState {
+    /// The NUMA view's highlighted thread: the selected row when it is a
+    /// thread, with the nodes whose flows are its own (empty when it did
+    /// not cross nodes in the last interval).
+    pub fn highlighted_thread(&self) -> Option<(&Row, Vec<u32>)> {
+        let r = self.selected_row()?;
+        let RowKey::Thread { tid, start_time_ns } = r.key else {
+            return None;
+        };
+        let cur = self.history.back()?;
+        let prev = (self.history.len() >= 2).then_some(&self.prev_places);
+        let nodes = crate::model::cpus::thread_flow_nodes(
+            &self.host.topology,
+            prev,
+            cur,
+            tid,
+            start_time_ns,
+        );
+        Some((r, nodes))
+    }
+}
+
 /// The selected thread's nodes to highlight. Under `M` (one migration
 /// cause), none when the thread made no move of that cause in the interval;
 /// a thread with some keeps all its flows (its per-cause counts do not say

@@ -47,7 +47,7 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     if area.height == 0 || area.width == 0 {
         return;
     }
-    let cols = columns::fit(app.table_view, area.width);
+    let cols = columns::fit_cols(app.view_model.columns(app.table_view), area.width);
     let header = TableRow::new(cols.iter().map(|&(c, w)| {
         let t = format::truncate(c.title(), usize::from(w));
         let style = if c == app.sort {
