@@ -234,9 +234,10 @@ fn mouse_off_ignores_clicks() {
     let before = play(&mut live(), vec![]);
     let tid = find(&before, "TID");
     let mut s = live();
-    let mut off = schedtop::ui::settings::Settings::default();
-    off.mouse = false;
-    s.app.start_with(off);
+    s.app.start_with(schedtop::ui::settings::Settings {
+        mouse: false,
+        ..Default::default()
+    });
     play(&mut s, vec![click(tid), wheel(true)]);
     assert_eq!(s.sort.0, "nvcsw");
     assert_eq!(s.selected, 0);

@@ -10,8 +10,10 @@ use crate::ui::app::AppState;
 use crate::ui::setup::{self, Item, SetupDraft, TABLES};
 use crate::ui::theme;
 
-const HELP: &str =
-    "Up/Dn move  Lt/Rt change  Space show/hide  [ ] move column  Enter save  Esc use now  x forget";
+const HELP: [&str; 2] = [
+    "Up/Dn move  Lt/Rt change  Space show/hide a column  [ ] move it",
+    "Enter save  Esc use for this run only  x forget the changes",
+];
 
 /// Every line of the screen: the item it shows, if any, and the line.
 pub fn lines(d: &SetupDraft) -> Vec<(Option<usize>, Line<'static>)> {
@@ -21,7 +23,10 @@ pub fn lines(d: &SetupDraft) -> Vec<(Option<usize>, Line<'static>)> {
         .map(|f| setup::label(*f).len())
         .max()
         .unwrap_or(0);
-    let mut out = vec![(None, Line::styled(format!(" {HELP}"), theme::exited()))];
+    let mut out: Vec<(Option<usize>, Line<'static>)> = HELP
+        .iter()
+        .map(|h| (None, Line::styled(format!(" {h}"), theme::exited())))
+        .collect();
     out.push((None, Line::raw("")));
     let mut table = None;
     for (i, it) in items.iter().enumerate() {
