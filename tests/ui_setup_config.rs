@@ -334,3 +334,84 @@ fn flags_override_the_file_and_are_not_saved_for_it() {
     assert!(none.store.is_none());
     assert_eq!(none.settings.interval_ms, Settings::default().interval_ms);
 }
+
+#[test]
+fn themes_recolour_the_whole_screen() {
+    use ratatui::style::{Color, Modifier};
+    let base = || {
+        let mut s = session(Loaded::defaults());
+        play(&mut s, vec![], 120, 30);
+        s
+    };
+    let s = base();
+    let default = schedtop::ui::render_to_buffer(&s, 120, 30);
+    let colours = |b: &ratatui::buffer::Buffer| {
+        b.content
+            .iter()
+            .filter(|c| c.fg != Color::Reset || c.bg != Color::Reset)
+            .count()
+    };
+    assert!(colours(&default) > 100);
+    let mut s = base();
+    s.app.start_with(Settings {
+        theme: Theme::Monochrome,
+        ..Default::default()
+    });
+    let mono = schedtop::ui::render_to_buffer(&s, 120, 30);
+    assert_eq!(colours(&mono), 0);
+    // the same text; the table's title bar still stands out
+    assert_eq!(
+        schedtop::ui::render::buffer_text(&mono),
+        schedtop::ui::render::buffer_text(&default)
+    );
+    let title_y = schedtop::ui::render::buffer_text(&mono)
+        .lines()
+        .position(|l| l.contains("COMM"))
+        .unwrap() as u16;
+    assert!(mono[(0, title_y)].modifier.contains(Modifier::REVERSED));
+    let mut s = base();
+    s.app.start_with(Settings {
+        theme: Theme::HighContrast,
+        ..Default::default()
+    });
+    let hc = schedtop::ui::render_to_buffer(&s, 120, 30);
+    assert_eq!(hc[(0, title_y)].bg, Color::White);
+    assert!(!hc.content.iter().any(|c| c.fg == Color::DarkGray));
+}
+
+#[test]
+fn a_click_on_the_setup_screen_moves_its_cursor_and_the_wheel_too() {
+    use ratatui::crossterm::event::{Event, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let m = |kind, y| {
+        Step::Event(Event::Mouse(MouseEvent {
+            kind,
+            column: 10,
+            row: y,
+            modifiers: KeyModifiers::NONE,
+        }))
+    };
+    let mut probe = session(Loaded::defaults());
+    let screen = play(&mut probe, keys("S"), 100, 40);
+    let y = screen
+        .lines()
+        .position(|l| l.contains("  Colours  "))
+        .unwrap() as u16;
+    let mut s = session(Loaded::defaults());
+    let mut steps = keys("S");
+    steps.extend([
+        Step::Frame,
+        m(MouseEventKind::Down(MouseButton::Left), y),
+        Step::Frame,
+    ]);
+    // Right on the clicked line: the theme changes, Enter-less Esc uses it
+    steps.extend([k(KeyCode::Right), k(KeyCode::Esc)]);
+    play(&mut s, steps, 100, 40);
+    assert_eq!(s.view_model.settings.theme, Theme::Monochrome);
+    let mut s = session(Loaded::defaults());
+    let mut steps = keys("S");
+    steps.extend([Step::Frame, m(MouseEventKind::ScrollDown, 5), Step::Frame]);
+    steps.extend([k(KeyCode::Right), k(KeyCode::Esc)]);
+    play(&mut s, steps, 100, 40);
+    // the wheel moved the cursor one line: to the sort
+    assert_ne!(s.sort.0, Settings::default().sort);
+}
