@@ -35,6 +35,8 @@ pub struct Cli {
     pub history: u64,
     #[command(flatten)]
     pub incidents: TriggerArgs,
+    #[command(flatten)]
+    pub view: crate::cli_view::ViewArgs,
 }
 
 /// `--trigger` and where incident bundles go (live, record, serve).

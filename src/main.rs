@@ -36,6 +36,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         force_procfs: cli.live.procfs,
         require_bpf: cli.live.require_bpf,
         run_delay_waits: cli.live.run_delay_waits,
+        threads: schedtop::collect::ThreadFilter::parse(
+            &cli.view.users,
+            cli.view.cgroup.as_deref(),
+        )?,
     };
     if cli.history != schedtop::ui::history::DEFAULT_WINDOW_NS && cli.command.is_some() {
         anyhow::bail!("--history is for the live view (schedtop --history 10m)");
@@ -83,6 +87,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     force_procfs: a.procfs,
                     require_bpf: a.require_bpf,
                     run_delay_waits: a.run_delay_waits,
+                    threads: Default::default(),
                 },
                 export: schedtop::export::openmetrics::ExportOptions {
                     top: a.top,
