@@ -102,6 +102,8 @@ pub struct AppState {
     pub mig_cause: Option<crate::model::why::MigCause>,
     /// the interval's findings, ranked, and the findings view's selection
     pub findings: findings::FindingsUi,
+    /// `G`'s grouping, its rows, and the source's filters (app_grouping.rs)
+    pub listing: grouping::Listing,
 }
 
 impl AppState {
@@ -149,6 +151,7 @@ impl AppState {
             cpu_history: CpuHistory::default(),
             mig_cause: None,
             findings: Default::default(),
+            listing: Default::default(),
         }
     }
 
@@ -197,6 +200,7 @@ impl AppState {
         let prev = self.history.back().map(|p| &**p);
         let spare = std::mem::take(&mut self.derived);
         self.derived = rows::derive_reusing(prev, &s, nominal, spare);
+        self.listing.rebuild(&self.derived);
         self.cgroups.refresh(&self.derived.cgroups, &self.filter);
         let d = &self.derived;
         let row = |r: &Row| (r.key, r.id, r.switches_s());
@@ -220,7 +224,7 @@ impl AppState {
     }
 
     fn base_rows(&self) -> &[Row] {
-        base_of(&self.derived, self.table_view)
+        base_of(&self.derived, &self.listing, self.table_view)
     }
 
     fn descending(&self) -> bool {
@@ -242,7 +246,7 @@ impl AppState {
     fn sort_upto(&mut self, upto: usize) {
         let (metric, desc) = (self.sort.metric(), self.descending());
         let by = |a: &Row, b: &Row| columns::compare_by(metric, a, b, desc);
-        let base = base_of(&self.derived, self.table_view);
+        let base = base_of(&self.derived, &self.listing, self.table_view);
         self.order.sort_metric_upto(upto, base, (metric, desc), by);
     }
 
@@ -438,7 +442,7 @@ impl AppState {
             // a message stays until the next key
             self.status = None;
         }
-        if self.findings_apply(a) {
+        if self.findings_apply(a) || self.grouping_apply(&a) {
             return Effect::None;
         }
         if self.view == View::Cgroups && super::cgroup_tree::handles(&a) {
@@ -469,7 +473,7 @@ impl AppState {
                 self.cgroups.refresh(&self.derived.cgroups, &self.filter);
             }
             Action::ShowFindings => self.show(View::Findings),
-            Action::CgroupFold(_) => {}
+            Action::CgroupFold(_) | Action::CycleGrouping => {}
             Action::ToggleMatrix => {
                 // opens the NUMA view on the matrix, or flips it there
                 self.numa_matrix = self.view != View::Numa || !self.numa_matrix;
@@ -591,10 +595,6 @@ impl AppState {
 
 #[path = "app_findings.rs"]
 pub mod findings;
-/// The rows a table view lists (before its filter).
-fn base_of(d: &Derived, view: View) -> &[Row] {
-    match view {
-        View::Processes => &d.processes,
-        _ => &d.threads,
-    }
-}
+#[path = "app_grouping.rs"]
+pub mod grouping;
+use grouping::base_of;

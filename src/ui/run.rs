@@ -109,7 +109,8 @@ pub fn run_live_watched(
         watch,
     });
     let (feed, kept) = LiveFeed::start_keeping(opts, keep)?;
-    let state = AppState::new(feed.host().clone(), Mode::Live);
+    let mut state = AppState::new(feed.host().clone(), Mode::Live);
+    state.listing.filters = opts.threads.describe();
     let app = match kept {
         Some(h) => Session::live_with_shared_history(state, h),
         None => Session::live(state),
