@@ -122,6 +122,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             cli.flight.map(std::time::Duration::from_secs_f64),
             cli.history,
             schedtop::incident_cli::live_watch(&cli.incidents, cli.history)?,
+            cli.view.refresh.map(std::time::Duration::from_secs_f64),
         ),
         None => {
             if cli.incidents.wanted() {

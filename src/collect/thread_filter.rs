@@ -89,7 +89,7 @@ impl ThreadSieve {
 
     /// Keep only the threads the filter wants in `s`.
     pub fn apply(&mut self, s: &mut Sample) {
-        self.apply_with(s, |tid| read_euid(tid));
+        self.apply_with(s, read_euid);
     }
 
     /// `apply` with the uid of a thread from `euid_of` (tests).

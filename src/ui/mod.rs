@@ -16,6 +16,7 @@ pub mod incident_screens;
 pub mod keeper;
 pub mod keys;
 pub mod layout;
+pub mod lean_backend;
 pub mod mig_cause;
 pub mod recent;
 pub mod recording;

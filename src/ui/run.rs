@@ -59,7 +59,7 @@ pub fn run_live_history(
     flight: Option<Duration>,
     history_ns: u64,
 ) -> Result<()> {
-    run_live_watched(opts, shots, flight, history_ns, None)
+    run_live_watched(opts, shots, flight, history_ns, None, None)
 }
 
 /// `run_live_history`, and with `watch` incident bundles from the kept
@@ -70,6 +70,7 @@ pub fn run_live_watched(
     flight: Option<Duration>,
     history_ns: u64,
     watch: Option<crate::export::incident::Watch>,
+    refresh: Option<Duration>,
 ) -> Result<()> {
     if watch.is_some() && history_ns == 0 {
         bail!("incident bundles record the kept history: --trigger needs --history above 0");
@@ -111,10 +112,11 @@ pub fn run_live_watched(
     let (feed, kept) = LiveFeed::start_keeping(opts, keep)?;
     let mut state = AppState::new(feed.host().clone(), Mode::Live);
     state.listing.filters = opts.threads.describe();
-    let app = match kept {
+    let mut app = match kept {
         Some(h) => Session::live_with_shared_history(state, h),
         None => Session::live(state),
     };
+    app.redraw_every = refresh;
     let mut link = recorder
         .as_ref()
         .map(|r| FlightLink::to(r, shots.dir.clone()));
@@ -200,7 +202,9 @@ fn event_loop(
     shots: &ScreenshotConfig,
     flight: Option<&mut FlightLink>,
 ) -> Result<()> {
-    let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    let mut term = Terminal::new(super::lean_backend::LeanBackend::new(
+        CrosstermBackend::new(io::stdout()),
+    ))?;
     tty::exit_on_hangup();
     run_loop(&mut term, &mut TerminalEvents, app, feed, shots, flight)
 }
@@ -239,6 +243,8 @@ where
     let size = term.size()?;
     app.apply(Action::Resize(size.width, size.height));
     let mut dirty = true;
+    // Samples not drawn yet (`--refresh`)
+    let mut held = false;
     let mut last_draw: Option<u64> = None;
     // lets the end-to-end test check that a panic restores the terminal
     let panic_for_test = std::env::var_os("SCHEDTOP_TEST_PANIC").is_some();
@@ -263,6 +269,7 @@ where
             _ => {}
         }
         while let Some(ev) = feed.poll() {
+            let paced = matches!(ev, FeedEvent::Sample(_)) && app.redraw_every.is_some();
             match ev {
                 FeedEvent::Sample(s) => app.push_sample(s),
                 FeedEvent::Error(e) => app.set_error(Some(e)),
@@ -275,7 +282,8 @@ where
                     status_since = Some(clock.now_ns());
                 }
             }
-            dirty = true;
+            held |= paced;
+            dirty |= !paced;
         }
         // the flight recorder's answer to W
         if let Some(link) = flight.as_deref_mut() {
@@ -289,12 +297,15 @@ where
             dirty = true;
         }
         let since = last_draw.map(|t| elapsed(clock, t));
+        if held && since.is_none_or(|s| s >= app.redraw_every.unwrap_or_default()) {
+            dirty = true;
+        }
         if dirty && since.is_none_or(|s| s >= FRAME) {
             // new rows or a wrapped header move the table: page size first
             super::layout::refresh(&mut app.app);
             term.draw(|f| render(app, f))?;
             last_draw = Some(clock.now_ns());
-            dirty = false;
+            (dirty, held) = (false, false);
             if panic_for_test && app.current().is_some() {
                 panic!("SCHEDTOP_TEST_PANIC is set: panicking to test terminal restore");
             }

@@ -40,6 +40,9 @@ pub struct Session {
     /// live: `--trigger`, SIGUSR1 and `i` make incident bundles from the
     /// kept history (a sink beside the others)
     incidents: Option<Watch>,
+    /// `--refresh`: a new Sample is drawn at most this often (keys still
+    /// redraw at once); None: each Sample
+    pub redraw_every: Option<std::time::Duration>,
 }
 
 impl Session {
@@ -54,6 +57,7 @@ impl Session {
             dropped_seen: 0,
             rewind_saved: rewind::Saved::default(),
             incidents: None,
+            redraw_every: None,
         }
     }
 
@@ -95,6 +99,7 @@ impl Session {
             dropped_seen: 0,
             rewind_saved: rewind::Saved::default(),
             incidents: None,
+            redraw_every: None,
         }
     }
 
