@@ -200,7 +200,7 @@ impl AppState {
         let prev = self.history.back().map(|p| &**p);
         let spare = std::mem::take(&mut self.derived);
         self.derived = rows::derive_reusing(prev, &s, nominal, spare);
-        self.listing.rebuild(&self.derived);
+        self.listing.ingest(&mut self.derived);
         self.cgroups.refresh(&self.derived.cgroups, &self.filter);
         let d = &self.derived;
         let row = |r: &Row| (r.key, r.id, r.switches_s());

@@ -30,6 +30,7 @@ pub mod screenshot_key;
 pub mod session;
 pub mod state_types;
 pub mod status;
+pub mod steady;
 pub mod suspend;
 pub mod switch_series;
 pub mod terminal;

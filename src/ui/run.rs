@@ -112,6 +112,7 @@ pub fn run_live_watched(
     let (feed, kept) = LiveFeed::start_keeping(opts, keep)?;
     let mut state = AppState::new(feed.host().clone(), Mode::Live);
     state.listing.filters = opts.threads.describe();
+    state.listing.steady.on = true;
     let mut app = match kept {
         Some(h) => Session::live_with_shared_history(state, h),
         None => Session::live(state),
