@@ -127,10 +127,8 @@ pub const HELP: &[(&str, &str)] = &[
     ("I", "invert the sort order"),
     ("P", "sort by CPU%"),
     ("H", "threads <-> processes"),
-    (
-        "G",
-        "threads, thread groups (Enter/Right opens, Left closes), processes, cgroups",
-    ),
+    ("G", "rows: threads, thread groups, processes, cgroups"),
+    ("Enter Right  Left", "thread groups: open / close a group"),
     ("Enter", "detail pane: histograms and switch-rate sparkline"),
     ("a", "detail: last interval <-> since start"),
     (
