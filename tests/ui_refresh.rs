@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::ui_kit::{frames, run_script, ScriptedFeed};
+use common::ui_kit::{frames, keys, run_script, ScriptedFeed, Step};
 use schedtop::model::SourceKind;
 use schedtop::ui::{fixtures, AppState, Mode, Session};
 
@@ -18,10 +18,14 @@ fn session(every: Option<Duration>) -> Session {
 /// The fixture's Samples one per loop turn, `turns` frames of 60 ms, and
 /// the screen the terminal was left with.
 fn run(every: Option<Duration>, turns: usize) -> String {
+    run_steps(every, frames(turns))
+}
+
+fn run_steps(every: Option<Duration>, steps: Vec<Step>) -> String {
     let samples = fixtures::samples(SourceKind::Bpf);
     let groups = samples.into_iter().map(|s| vec![s]).collect();
     let mut feed = ScriptedFeed::per_turn(fixtures::host(SourceKind::Bpf), groups);
-    run_script(&mut session(every), &mut feed, frames(turns), 120, 30)
+    run_script(&mut session(every), &mut feed, steps, 120, 30)
 }
 
 fn switches_line(s: &str) -> String {
@@ -47,4 +51,9 @@ fn samples_wait_for_the_pace_and_then_show() {
     // 40 frames of 60 ms pass 2 s: the newest Sample shows in the end
     let late = run(Some(Duration::from_secs(2)), n + 40);
     assert_eq!(switches_line(&every_sample), switches_line(&late));
+    // a key redraws at once, with the newest Sample
+    let mut steps = frames(n + 2);
+    steps.extend(keys("I"));
+    let keyed = run_steps(Some(Duration::from_secs(2)), steps);
+    assert_eq!(switches_line(&every_sample), switches_line(&keyed));
 }
