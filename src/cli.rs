@@ -37,6 +37,8 @@ pub struct Cli {
     pub incidents: TriggerArgs,
     #[command(flatten)]
     pub prefs: crate::prefs_cli::PrefsArgs,
+    #[command(flatten)]
+    pub view: crate::cli_view::ViewArgs,
 }
 
 /// `--trigger` and where incident bundles go (live, record, serve).

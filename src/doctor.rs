@@ -94,6 +94,7 @@ pub fn run() -> anyhow::Result<()> {
         force_procfs: false,
         require_bpf: false,
         run_delay_waits: false,
+        threads: Default::default(),
     };
     let src = LiveSource::open(&opts)?;
     let host = src.host();

@@ -3,6 +3,7 @@
 //! Sources (`collect`) produce `model::Sample`s; everything else consumes them.
 pub mod batch;
 pub mod cli;
+pub mod cli_view;
 pub mod collect;
 pub mod diff_cli;
 pub mod diff_text;

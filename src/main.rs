@@ -46,6 +46,10 @@ fn run(cli: Cli, interval_given: bool) -> anyhow::Result<()> {
         force_procfs: cli.live.procfs,
         require_bpf: cli.live.require_bpf,
         run_delay_waits: cli.live.run_delay_waits,
+        threads: schedtop::collect::ThreadFilter::parse(
+            &cli.view.users,
+            cli.view.cgroup.as_deref(),
+        )?,
     };
     if cli.history != schedtop::ui::history::DEFAULT_WINDOW_NS && cli.command.is_some() {
         anyhow::bail!("--history is for the live view (schedtop --history 10m)");
@@ -93,6 +97,7 @@ fn run(cli: Cli, interval_given: bool) -> anyhow::Result<()> {
                     force_procfs: a.procfs,
                     require_bpf: a.require_bpf,
                     run_delay_waits: a.run_delay_waits,
+                    threads: Default::default(),
                 },
                 export: schedtop::export::openmetrics::ExportOptions {
                     top: a.top,
@@ -128,6 +133,7 @@ fn run(cli: Cli, interval_given: bool) -> anyhow::Result<()> {
             cli.history,
             schedtop::incident_cli::live_watch(&cli.incidents, cli.history)?,
             prefs.unwrap_or_else(schedtop::ui::config_file::Loaded::defaults),
+            cli.view.refresh.map(std::time::Duration::from_secs_f64),
         ),
         None => {
             if cli.incidents.wanted() {

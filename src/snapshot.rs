@@ -200,6 +200,7 @@ pub fn run(a: &SnapshotArgs) -> Result<()> {
                 force_procfs: a.live.procfs,
                 require_bpf: a.live.require_bpf,
                 run_delay_waits: a.live.run_delay_waits,
+                threads: Default::default(),
             };
             live(&opts, Duration::from_nanos(d), &plan)?
         }

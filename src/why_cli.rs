@@ -103,6 +103,7 @@ fn live(a: &WhyArgs) -> Result<Window> {
         force_procfs: a.live.procfs,
         require_bpf: a.live.require_bpf,
         run_delay_waits: a.live.run_delay_waits,
+        threads: Default::default(),
     };
     // Ctrl-C ends the watch early: the findings of what was seen so far
     let (host, first, end) = watch_live(&opts, a.duration, "judge")?;

@@ -106,6 +106,7 @@ fn two_samples(n: &Niced) -> (schedtop::model::HostInfo, Sample, Sample) {
         force_procfs: true,
         require_bpf: false,
         run_delay_waits: false,
+        threads: Default::default(),
     };
     let mut src = schedtop::collect::LiveSource::open(&opts).unwrap();
     let a = src.sample().unwrap();

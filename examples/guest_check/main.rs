@@ -101,6 +101,7 @@ fn main() {
         force_procfs: false,
         require_bpf: false,
         run_delay_waits: false,
+        threads: Default::default(),
     };
     let mut src = match LiveSource::open(&opts) {
         Ok(s) => s,

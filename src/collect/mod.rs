@@ -21,6 +21,7 @@ pub mod procfs;
 pub mod sampler;
 pub mod source;
 pub mod system;
+pub mod thread_filter;
 pub mod topology;
 mod why_drain;
 mod why_syscalls;
@@ -34,6 +35,7 @@ use bpf::BpfSource;
 use features::{Feature, Features};
 use procfs::ProcfsReader;
 pub use source::{MemorySource, Seekable, Source};
+pub use thread_filter::{ThreadFilter, ThreadSieve};
 
 /// What the user asked for.
 #[derive(Clone, Debug)]
@@ -46,6 +48,8 @@ pub struct LiveOptions {
     pub require_bpf: bool,
     /// waits from sched_info.run_delay, not from the wakeup (`--run-delay-waits`)
     pub run_delay_waits: bool,
+    /// `-u USER`, `--cgroup PATH` (thread_filter.rs)
+    pub threads: ThreadFilter,
 }
 
 enum Inner {
@@ -57,6 +61,7 @@ enum Inner {
 pub struct LiveSource {
     host: HostInfo,
     inner: Inner,
+    sieve: ThreadSieve,
 }
 
 /// Why BPF is not available here, before even trying, as one line that
@@ -134,6 +139,7 @@ impl LiveSource {
                 interval_ns: opts.interval_ns,
             },
             inner,
+            sieve: ThreadSieve::new(opts.threads.clone()),
         })
     }
 
@@ -191,10 +197,12 @@ impl Source for LiveSource {
     }
 
     fn next_sample(&mut self) -> Result<Sample> {
-        match &mut self.inner {
+        let mut s = match &mut self.inner {
             Inner::Bpf(b) => b.drain(),
             Inner::Procfs(p) => p.read(),
-        }
+        }?;
+        self.sieve.apply(&mut s);
+        Ok(s)
     }
 
     fn set_interval(&mut self, interval_ns: u64) {

@@ -407,6 +407,9 @@ pub fn since_start(first: &Sample, cur: &Sample, key: RowKey) -> SinceStart {
                 t.tid == tid && t.start_time_ns == start_time_ns
             }
             RowKey::Process { pid } => t.pid == pid,
+            RowKey::Group { .. } | RowKey::Cgroup { .. } => {
+                crate::model::groups::holds(key, cur, t)
+            }
         };
         if !wanted {
             continue;

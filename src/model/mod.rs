@@ -14,6 +14,7 @@ pub mod finding_types;
 pub mod finding_window;
 pub mod findings;
 pub mod flows;
+pub mod groups;
 pub mod hist;
 pub mod interval;
 pub mod metrics;

@@ -8,8 +8,22 @@ use crate::model::{Log2Hist, ThreadAttrs};
 /// What a row stands for, stable across Samples (a reused tid is a new thread).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RowKey {
-    Thread { tid: u32, start_time_ns: u64 },
-    Process { pid: u32 },
+    Thread {
+        tid: u32,
+        start_time_ns: u64,
+    },
+    Process {
+        pid: u32,
+    },
+    /// threads of one process whose names differ only in digits (groups.rs)
+    Group {
+        pid: u32,
+        shape: u64,
+    },
+    /// the threads of one cgroup (groups.rs), by its path's hash
+    Cgroup {
+        path: u64,
+    },
 }
 
 /// One line of the threads or processes table. Rates are None while unknown

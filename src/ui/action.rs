@@ -26,6 +26,8 @@ pub enum Action {
     SortBy(Column),
     /// threads <-> processes
     ToggleProcesses,
+    /// `G`: threads, thread groups, processes, cgroups as rows
+    CycleGrouping,
     TogglePause,
     IntervalUp,
     IntervalDown,

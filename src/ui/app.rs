@@ -104,6 +104,8 @@ pub struct AppState {
     pub findings: findings::FindingsUi,
     /// settings, setup screen, click targets (view_model.rs, app_prefs.rs)
     pub view_model: super::view_model::ViewModel,
+    /// `G`'s grouping, its rows, and the source's filters (app_grouping.rs)
+    pub listing: grouping::Listing,
 }
 
 impl AppState {
@@ -152,6 +154,7 @@ impl AppState {
             mig_cause: None,
             findings: Default::default(),
             view_model: Default::default(),
+            listing: Default::default(),
         }
     }
 
@@ -200,6 +203,7 @@ impl AppState {
         let prev = self.history.back().map(|p| &**p);
         let spare = std::mem::take(&mut self.derived);
         self.derived = rows::derive_reusing(prev, &s, nominal, spare);
+        self.listing.ingest(&mut self.derived);
         self.cgroups.refresh(&self.derived.cgroups, &self.filter);
         let d = &self.derived;
         let row = |r: &Row| (r.key, r.id, r.switches_s());
@@ -223,7 +227,7 @@ impl AppState {
     }
 
     fn base_rows(&self) -> &[Row] {
-        base_of(&self.derived, self.table_view)
+        base_of(&self.derived, &self.listing, self.table_view)
     }
 
     fn descending(&self) -> bool {
@@ -245,7 +249,7 @@ impl AppState {
     fn sort_upto(&mut self, upto: usize) {
         let (metric, desc) = (self.sort.metric(), self.descending());
         let by = |a: &Row, b: &Row| columns::compare_by(metric, a, b, desc);
-        let base = base_of(&self.derived, self.table_view);
+        let base = base_of(&self.derived, &self.listing, self.table_view);
         self.order.sort_metric_upto(upto, base, (metric, desc), by);
     }
 
@@ -431,7 +435,7 @@ impl AppState {
         if let Some(e) = self.prefs_apply(a) {
             return e;
         }
-        if self.findings_apply(a) {
+        if self.findings_apply(a) || self.grouping_apply(&a) {
             return Effect::None;
         }
         if self.view == View::Cgroups && super::cgroup_tree::handles(&a) {
@@ -462,7 +466,7 @@ impl AppState {
                 self.cgroups.refresh(&self.derived.cgroups, &self.filter);
             }
             Action::ShowFindings => self.show(View::Findings),
-            Action::CgroupFold(_) | Action::Prefs(_) => {}
+            Action::CgroupFold(_) | Action::Prefs(_) | Action::CycleGrouping => {}
             Action::ToggleMatrix => {
                 // opens the NUMA view on the matrix, or flips it there
                 self.numa_matrix = self.view != View::Numa || !self.numa_matrix;
@@ -586,10 +590,6 @@ impl AppState {
 pub mod findings;
 #[path = "app_prefs.rs"]
 pub mod prefs;
-/// The rows a table view lists (before its filter).
-fn base_of(d: &Derived, view: View) -> &[Row] {
-    match view {
-        View::Processes => &d.processes,
-        _ => &d.threads,
-    }
-}
+#[path = "app_grouping.rs"]
+pub mod grouping;
+use grouping::base_of;

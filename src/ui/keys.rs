@@ -72,6 +72,7 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Char('I') => Action::SortInvert,
         KeyCode::Char('P') => Action::SortBy(Column::CPU_PCT),
         KeyCode::Char('H') => Action::ToggleProcesses,
+        KeyCode::Char('G') => Action::CycleGrouping,
         KeyCode::Char(' ') | KeyCode::Char('Z') => Action::TogglePause,
         KeyCode::Char('+') | KeyCode::Char('=') => Action::IntervalUp,
         KeyCode::Char('-') => Action::IntervalDown,
@@ -140,6 +141,8 @@ pub const HELP: &[(&str, &str)] = &[
     ("I", "invert the sort order"),
     ("P", "sort by CPU%"),
     ("H", "threads <-> processes"),
+    ("G", "rows: threads, thread groups, processes, cgroups"),
+    ("Enter Right  Left", "thread groups: open / close a group"),
     ("Enter", "detail pane: histograms and switch-rate sparkline"),
     ("a", "detail: last interval <-> since start"),
     (

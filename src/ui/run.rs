@@ -59,7 +59,7 @@ pub fn run_live_history(
     flight: Option<Duration>,
     history_ns: u64,
 ) -> Result<()> {
-    run_live_watched(opts, shots, flight, history_ns, None)
+    run_live_watched(opts, shots, flight, history_ns, None, None)
 }
 
 /// `run_live_history`, and with `watch` incident bundles from the kept
@@ -70,9 +70,10 @@ pub fn run_live_watched(
     flight: Option<Duration>,
     history_ns: u64,
     watch: Option<crate::export::incident::Watch>,
+    refresh: Option<Duration>,
 ) -> Result<()> {
     let prefs = super::config_file::Loaded::defaults();
-    run_live_configured(opts, shots, flight, history_ns, watch, prefs)
+    run_live_configured(opts, shots, flight, history_ns, watch, prefs, refresh)
 }
 
 /// `run_live_watched` starting with `prefs` (the config file's settings,
@@ -84,6 +85,7 @@ pub fn run_live_configured(
     history_ns: u64,
     watch: Option<crate::export::incident::Watch>,
     prefs: super::config_file::Loaded,
+    refresh: Option<Duration>,
 ) -> Result<()> {
     if watch.is_some() && history_ns == 0 {
         bail!("incident bundles record the kept history: --trigger needs --history above 0");
@@ -126,11 +128,14 @@ pub fn run_live_configured(
     let mut state = AppState::new(feed.host().clone(), Mode::Live);
     state.start_with(prefs.settings);
     state.status = prefs.warning.map(status::Status::error);
+    state.listing.filters = opts.threads.describe();
+    state.listing.steady.on = true;
     let mut app = match kept {
         Some(h) => Session::live_with_shared_history(state, h),
         None => Session::live(state),
     };
     app.config = prefs.store;
+    app.redraw_every = refresh;
     let mut link = recorder
         .as_ref()
         .map(|r| FlightLink::to(r, shots.dir.clone()));
@@ -217,7 +222,9 @@ fn event_loop(
     shots: &ScreenshotConfig,
     flight: Option<&mut FlightLink>,
 ) -> Result<()> {
-    let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    let mut term = Terminal::new(super::lean_backend::LeanBackend::new(
+        CrosstermBackend::new(io::stdout()),
+    ))?;
     tty::exit_on_hangup();
     run_loop(&mut term, &mut TerminalEvents, app, feed, shots, flight)
 }
@@ -256,6 +263,8 @@ where
     let size = term.size()?;
     app.apply(Action::Resize(size.width, size.height));
     let mut dirty = true;
+    // Samples not drawn yet (`--refresh`)
+    let mut held = false;
     let mut last_draw: Option<u64> = None;
     // lets the end-to-end test check that a panic restores the terminal
     let panic_for_test = std::env::var_os("SCHEDTOP_TEST_PANIC").is_some();
@@ -282,6 +291,7 @@ where
             _ => {}
         }
         while let Some(ev) = feed.poll() {
+            let paced = matches!(ev, FeedEvent::Sample(_)) && app.redraw_every.is_some();
             match ev {
                 FeedEvent::Sample(s) => app.push_sample(s),
                 FeedEvent::Error(e) => app.set_error(Some(e)),
@@ -294,7 +304,8 @@ where
                     status_since = Some(clock.now_ns());
                 }
             }
-            dirty = true;
+            held |= paced;
+            dirty |= !paced;
         }
         // the flight recorder's answer to W
         if let Some(link) = flight.as_deref_mut() {
@@ -308,6 +319,9 @@ where
             dirty = true;
         }
         let since = last_draw.map(|t| elapsed(clock, t));
+        if held && since.is_none_or(|s| s >= app.redraw_every.unwrap_or_default()) {
+            dirty = true;
+        }
         if dirty && since.is_none_or(|s| s >= FRAME) {
             // new rows or a wrapped header move the table: page size first
             super::layout::refresh(&mut app.app);
@@ -315,7 +329,7 @@ where
             // what a click hits is what this frame drew
             super::mouse::remember(&mut app.app, area);
             last_draw = Some(clock.now_ns());
-            dirty = false;
+            (dirty, held) = (false, false);
             if panic_for_test && app.current().is_some() {
                 panic!("SCHEDTOP_TEST_PANIC is set: panicking to test terminal restore");
             }

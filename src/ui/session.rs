@@ -42,6 +42,9 @@ pub struct Session {
     incidents: Option<Watch>,
     /// where the setup screen saves the settings (None: `--no-config`)
     pub config: Option<super::config_file::ConfigStore>,
+    /// `--refresh`: a new Sample is drawn at most this often (keys still
+    /// redraw at once); None: each Sample
+    pub redraw_every: Option<std::time::Duration>,
 }
 
 impl Session {
@@ -57,6 +60,7 @@ impl Session {
             rewind_saved: rewind::Saved::default(),
             incidents: None,
             config: None,
+            redraw_every: None,
         }
     }
 
@@ -99,6 +103,7 @@ impl Session {
             rewind_saved: rewind::Saved::default(),
             incidents: None,
             config: None,
+            redraw_every: None,
         }
     }
 

@@ -39,7 +39,8 @@ pub fn record(
     // most idle rows are known to have no series without a look in the map
     let may_have = IdFilter::of(series.keys().map(|k| match *k {
         RowKey::Thread { tid, .. } => tid,
-        RowKey::Process { pid } => pid,
+        RowKey::Process { pid } | RowKey::Group { pid, .. } => pid,
+        RowKey::Cgroup { .. } => 0,
     }));
     let listed = |id: u32| may_have.may_hold(id);
     let mut seen = IdSet::default();

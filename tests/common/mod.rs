@@ -37,6 +37,7 @@ pub fn bpf_source_with(pids: Vec<u32>, run_delay_waits: bool) -> Option<LiveSour
         force_procfs: false,
         require_bpf: true,
         run_delay_waits,
+        threads: Default::default(),
     };
     match LiveSource::open(&opts) {
         Ok(s) => Some(s),

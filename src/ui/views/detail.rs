@@ -26,6 +26,18 @@ fn title(r: &Row) -> String {
             r.pid,
             escape_name(&r.process_comm)
         ),
+        RowKey::Group { .. } => format!(
+            " thread group {} in process {} {} ({} threads) ",
+            escape_name(&r.comm),
+            r.pid,
+            escape_name(&r.process_comm),
+            r.threads
+        ),
+        RowKey::Cgroup { .. } => format!(
+            " cgroup {} ({} threads) ",
+            escape_name(r.cgroup.as_deref().unwrap_or("?")),
+            r.threads
+        ),
         RowKey::Process { .. } => format!(
             " process {} {} ({} thread{}) ",
             r.pid,

@@ -154,6 +154,10 @@ pub fn lines(app: &AppState, width: u16) -> Vec<Line<'static>> {
     let mut segments = identity(app);
     segments.extend(stats(app));
     flow(segments, "  ", width, &mut out);
+    if !app.listing.filters.is_empty() {
+        let text = format!("only: {}", escape_name(&app.listing.filters.join(", ")));
+        flow(words(&text, theme::warning()), " ", width, &mut out);
+    }
     out.extend(super::header_finding::line(app));
     // replay: play state, speed, start, progress bar, end, cursor
     out.extend(super::timeline::lines(app, width));

@@ -33,7 +33,7 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
         "▲"
     };
     let mut s = vec![
-        Span::styled(view_name(app.view), theme::title()),
+        Span::styled(app.grouping().title(), theme::title()),
         Span::raw(" "),
         Span::styled(
             if app.filter.is_empty() {
