@@ -16,6 +16,10 @@ pub fn render(app: &AppState, f: &mut Frame) {
         return;
     }
     let a = layout::areas(area, app);
+    if app.compare.is_some() {
+        // `schedtop diff`: the whole screen in comparison mode
+        return views::compare::render(app, f, &a);
+    }
     views::header::render(app, f, a.header);
     views::info::render(app, f, a.info);
     match app.view {
