@@ -287,3 +287,24 @@ fn screenshot_key_saves_the_comparison_screen() {
         "{txt}"
     );
 }
+
+#[test]
+fn a_live_side_is_named_in_the_header() {
+    let (b, mut a) = fixtures::compare_windows();
+    a.live = true;
+    a.label = "-".into();
+    let all = compare(&b, &a, &[]).unwrap();
+    let mut app = comparing(&b, &a, all);
+    schedtop::ui::layout::apply(&mut app, schedtop::ui::action::Action::Resize(160, 30));
+    let s = screen(&app, 160, 30);
+    let head = line_of(&s, "schedtop diff");
+    assert!(
+        head.contains(
+            "BEFORE before.schedtop (10.0 s)  ->  AFTER this machine now (live) (30.0 s)"
+        ),
+        "{head}"
+    );
+    // keys a still comparison has no use for do nothing
+    press_char(&mut app, ' ');
+    assert!(!app.paused);
+}
