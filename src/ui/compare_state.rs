@@ -52,6 +52,43 @@ pub struct Noted {
     pub figure: &'static str,
     pub change: f64,
     pub relative: f64,
+    /// processes of the same command with the same figure among the
+    /// highlights, counted in this one (the largest change)
+    pub count: usize,
+}
+
+/// The summary's entries: at most 3, processes of one command whose same
+/// figure changed (identical replicas, a worker pool) counted in one.
+fn collapse(list: &[crate::model::compare::Highlight<'_>]) -> Vec<Noted> {
+    let mut out: Vec<(String, Noted)> = Vec::new();
+    for h in list {
+        let stem = match &h.entity.key {
+            crate::model::compare::Key::Process { comm, .. } => comm.clone(),
+            _ => name(h.entity),
+        };
+        let stem = format!("{}\0{stem}", h.entity.level.key());
+        if let Some((_, n)) = out
+            .iter_mut()
+            .find(|(s, n)| *s == stem && n.figure == h.figure.name)
+        {
+            n.count += 1;
+            continue;
+        }
+        if out.len() == 3 {
+            continue;
+        }
+        out.push((
+            stem,
+            Noted {
+                who: name(h.entity),
+                figure: h.figure.name,
+                change: h.change,
+                relative: h.entity.relative(h.figure),
+                count: 1,
+            },
+        ));
+    }
+    out.into_iter().map(|(_, n)| n).collect()
 }
 
 #[derive(Clone, Debug)]
@@ -82,14 +119,8 @@ pub fn slot(level: Level) -> usize {
 
 impl CompareUi {
     pub fn new(before: &Window, after: &Window, all: Vec<Compared>) -> CompareUi {
-        let noted = |h: &crate::model::compare::Highlight<'_>| Noted {
-            who: name(h.entity),
-            figure: h.figure.name,
-            change: h.change,
-            relative: h.entity.relative(h.figure),
-        };
-        let (b, w) = highlights(&all, 3);
-        let (better, worse) = (b.iter().map(noted).collect(), w.iter().map(noted).collect());
+        let (b, w) = highlights(&all, 24);
+        let (better, worse) = (collapse(&b), collapse(&w));
         CompareUi {
             before: Side::of(before),
             after: Side::of(after),

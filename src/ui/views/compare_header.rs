@@ -30,8 +30,13 @@ fn noted(n: &Noted) -> String {
     let title = CompareColumn::Figure(n.figure).title();
     let col = CompareColumn::Figure(n.figure);
     let e = crate::ui::compare_columns::fmt_change(col, n.change);
+    let more = if n.count > 1 {
+        format!(" (and {} more like it)", n.count - 1)
+    } else {
+        String::new()
+    };
     format!(
-        "{} {title} {e} ({:+.0}%)",
+        "{} {title} {e} ({:+.0}%){more}",
         format::escape_name(&n.who),
         n.relative * 100.0 * n.change.signum()
     )
