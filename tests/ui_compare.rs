@@ -312,3 +312,31 @@ fn a_live_side_is_named_in_the_header() {
     press_char(&mut app, ' ');
     assert!(!app.paused);
 }
+
+#[test]
+fn every_view_draws_at_every_size_within_the_screen() {
+    for (w, h) in [(40, 8), (60, 12), (80, 24), (120, 30), (220, 60)] {
+        let mut app = app(w, h);
+        for keys in ["", "\n", "H", "H\n", "g", "c", "n", "y", "?"] {
+            for k in keys.chars() {
+                if k == '\n' {
+                    press(&mut app, KeyCode::Enter);
+                } else {
+                    press_char(&mut app, k);
+                }
+            }
+            for k in [KeyCode::End, KeyCode::PageDown, KeyCode::Up] {
+                press(&mut app, k);
+            }
+            let s = screen(&app, w, h);
+            assert_eq!(s.lines().count(), usize::from(h));
+            assert!(s.lines().all(|l| l.chars().count() == usize::from(w)));
+            // back to the processes table for the next keys
+            press(&mut app, KeyCode::Esc);
+            press(&mut app, KeyCode::Esc);
+            if app.view == View::Threads {
+                press_char(&mut app, 'H');
+            }
+        }
+    }
+}
