@@ -97,19 +97,32 @@ fn processes_table_shows_after_with_the_change_largest_first() {
     // the header: both sides, the summary line
     assert!(s.contains("BEFORE before.schedtop (10.0 s)"), "{s}");
     assert!(s.contains("AFTER after.schedtop (30.0 s)"), "{s}");
-    // the summary line: the spinners' median wait, from the Samples
+    // the spinners' service's median wait, from the Samples
     let p50 = |s: &[Sample]| waits(s, "spin").quantile_us(0.5).unwrap();
     let (b50, a50) = (p50(&sb), p50(&sa));
     let better = line_of(&s, "better:");
     assert!(
-        better.contains(&format!("spin P50WAIT -{}", fmt(b50 - a50))),
+        better.contains(&format!("spin.service P50WAIT -{}", fmt(b50 - a50))),
         "{better} {b50} {a50}"
     );
-    // the four identical spinners count as one entry, which leaves room
-    // for postgres: 40 + 10 cross-node moves a second, now 2 (-48/50)
-    assert!(better.contains("(and 3 more like it)"), "{better}");
-    assert!(better.contains("postgres XNODE/s -48 (-96%)"), "{better}");
+    // first the spinners' service: 2 of 10 periods throttled a second,
+    // 100 ms each, before; never after
+    assert!(
+        better.starts_with("better: /system.slice/spin.service THROTms/s -200.0 (-100%)"),
+        "{better}"
+    );
     assert!(line_of(&s, "worse:").contains("none"));
+    // each side's findings: the quota held the spinners before (2 of 10
+    // periods, 200 ms/s over 10 s), nothing after
+    let f = line_of(&s, "findings before:");
+    assert!(f.contains("cpu_quota cgroup spin.service"), "{f}");
+    assert!(
+        f.contains("throttled in 20% of its periods (2.00 s throttled"),
+        "{f}"
+    );
+    assert!(line_of(&s, "findings after:")
+        .trim_end()
+        .ends_with("no finding"));
     // postgres crossed nodes 40 + 10 times a second, now 2
     let pg = line_of(&s, "postgres ");
     assert!(line_of(&s, "NAME").contains("XNODE/s"));
@@ -339,4 +352,24 @@ fn every_view_draws_at_every_size_within_the_screen() {
             }
         }
     }
+}
+
+#[test]
+fn cgroups_table_compares_throttling() {
+    let mut app = app(160, 30);
+    press_char(&mut app, 'g');
+    assert_eq!(app.view, View::Cgroups);
+    let s = screen(&app, 160, 30);
+    // 2 of 10 periods throttled a second, 100 ms each: 200 ms/s before,
+    // none after (quota one CPU, then two)
+    // the path keeps its end
+    let spin = line_of(&s, "…ice/spin.service");
+    assert!(spin.contains("0.0  -200.0 -100%"), "{spin}\n{s}");
+    let buf = schedtop::ui::render::render_to_buffer(&app, 160, 30);
+    let y = s.lines().position(|l| l == spin).unwrap() as u16;
+    let x = spin.find("-200.0").unwrap() as u16;
+    assert_eq!(buf[(x + 1, y)].fg, ratatui::style::Color::Green);
+    // postgres's service: the same CPU
+    let pg = line_of(&s, "…postgres.service");
+    assert!(pg.contains("15.0       0"), "{pg}");
 }

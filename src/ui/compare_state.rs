@@ -58,7 +58,8 @@ pub struct Noted {
 }
 
 /// The summary's entries: at most 3, processes of one command whose same
-/// figure changed (identical replicas, a worker pool) counted in one.
+/// figure changed (identical replicas, a worker pool) counted in one, and
+/// a cgroup's change counted in its ancestor's or descendant's.
 fn collapse(list: &[crate::model::compare::Highlight<'_>]) -> Vec<Noted> {
     let mut out: Vec<(String, Noted)> = Vec::new();
     for h in list {
@@ -67,9 +68,15 @@ fn collapse(list: &[crate::model::compare::Highlight<'_>]) -> Vec<Noted> {
             _ => name(h.entity),
         };
         let stem = format!("{}\0{stem}", h.entity.level.key());
+        // a cgroup's change shows again in its ancestors: one entry
+        let nested = |s: &str| {
+            h.entity.level == Level::Cgroup
+                && s.starts_with("cgroup\0")
+                && (stem.starts_with(s) || s.starts_with(&stem))
+        };
         if let Some((_, n)) = out
             .iter_mut()
-            .find(|(s, n)| *s == stem && n.figure == h.figure.name)
+            .find(|(s, n)| (*s == stem || nested(s)) && n.figure == h.figure.name)
         {
             n.count += 1;
             continue;

@@ -98,12 +98,21 @@ fn figure_cell(e: &Compared, col: CompareColumn) -> Cell<'static> {
     ]))
 }
 
+/// The name in `w` cells: a cgroup path keeps its end (the service), the
+/// rest their start.
+fn fit_name(e: &Compared, w: usize) -> String {
+    let n = format::escape_name(&compare_ui::name(e));
+    let len = n.chars().count();
+    if e.level != crate::model::compare::Level::Cgroup || len <= w || w < 2 {
+        return format::truncate(&n, w);
+    }
+    let tail: String = n.chars().skip(len + 1 - w).collect();
+    format!("…{tail}")
+}
+
 fn line(e: &Compared, fit: &[(CompareColumn, u16)]) -> TableRow<'static> {
     let cells = fit.iter().map(|&(col, w)| match col {
-        CompareColumn::Name => Cell::from(format::truncate(
-            &format::escape_name(&compare_ui::name(e)),
-            usize::from(w),
-        )),
+        CompareColumn::Name => Cell::from(fit_name(e, usize::from(w))),
         CompareColumn::Side => Cell::from(match e.matched {
             Match::Both => "",
             Match::OnlyBefore => "only before",

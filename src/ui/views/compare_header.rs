@@ -91,9 +91,7 @@ pub fn lines(app: &AppState, c: &CompareUi) -> Vec<Line<'static>> {
         Line::from(summary("better:", &c.better, better)),
         Line::from(summary("worse:", &c.worse, worse)),
     ];
-    let mut f = finding("findings before:", &c.before.findings);
-    f.push(Span::raw("  |  "));
-    f.extend(finding("after:", &c.after.findings));
-    out.push(Line::from(f));
+    out.push(Line::from(finding("findings before:", &c.before.findings)));
+    out.push(Line::from(finding("findings after: ", &c.after.findings)));
     out
 }
