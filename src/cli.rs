@@ -422,6 +422,9 @@ pub struct SnapshotArgs {
     /// Select this row: a thread/process id, or the first whose name contains the text
     #[arg(long, value_name = "ID|NAME")]
     pub select: Option<String>,
+    /// A comparison screen of two recordings (as `schedtop diff BEFORE AFTER` shows it)
+    #[arg(long, num_args = 2, value_names = ["BEFORE", "AFTER"], conflicts_with_all = ["from", "at", "duration"])]
+    pub diff: Option<Vec<std::path::PathBuf>>,
     #[command(flatten)]
     pub live: LiveArgs,
 }

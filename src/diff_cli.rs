@@ -1,6 +1,7 @@
 //! `schedtop diff BEFORE AFTER`: two windows (recordings, directories of
 //! recordings, or `-` for this machine now) compared entity by entity
-//! (model/compare.rs), printed as JSON Lines, CSV or a text table.
+//! (model/compare.rs), printed as JSON Lines, CSV or a text table, or on
+//! a terminal shown in the UI's comparison mode (ui/compare_ui.rs).
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
@@ -34,6 +35,12 @@ pub fn run(a: &DiffArgs) -> Result<()> {
         for c in &all {
             crate::outln!("{}", csv_row(c));
         }
+    } else if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        // the comparison screens: the UI's views in comparison mode
+        let app = crate::ui::compare_ui::comparing(&before, &after, all);
+        let feed = crate::ui::feed::NoFeed::new(app.host.clone());
+        let shots = crate::ui::screenshot_key::ScreenshotConfig::default();
+        crate::ui::run::run_with(crate::ui::Session::live(app), feed, &shots)?;
     } else {
         for line in crate::diff_text::text(&before, &after, &all) {
             crate::outln!("{line}");

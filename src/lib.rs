@@ -22,6 +22,7 @@ pub mod serve;
 pub mod serve_http;
 pub mod sigpipe;
 pub mod snapshot;
+pub mod snapshot_diff;
 pub mod trace;
 pub mod ui;
 pub mod util;

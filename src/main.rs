@@ -85,6 +85,7 @@ fn run(cli: Cli, interval_given: bool) -> anyhow::Result<()> {
             ringbuf_bytes: t.ringbuf_mib << 20,
             pid: t.pid,
         }),
+        Some(Command::Snapshot(args)) if args.diff.is_some() => schedtop::snapshot_diff::run(&args),
         Some(Command::Snapshot(args)) => schedtop::snapshot::run(&args),
         Some(Command::Why(_)) => unreachable!("handled in main"),
         Some(Command::Diff(a)) => schedtop::diff_cli::run(&a),

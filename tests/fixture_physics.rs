@@ -37,6 +37,9 @@ fn the_ui_fixtures() {
     assert_consistent("hostile", &fixtures::hostile_samples());
     assert_consistent("worker pool", &fixtures::worker_pool_samples());
     assert_consistent("quota", &fixtures::quota_samples());
+    let (before, after) = fixtures::compare_samples();
+    assert_consistent("compare before", &before);
+    assert_consistent("compare after", &after);
     for (nodes, per) in [(1, 2), (2, 4), (16, 8)] {
         let t = fixtures::numa_topology(nodes, per);
         assert_consistent(&format!("numa {nodes}x{per}"), &fixtures::numa_samples(&t));

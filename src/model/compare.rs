@@ -294,6 +294,8 @@ fn row_figures(r: &Row) -> Figures {
         slice_p99_us: quantile(r.slice_hist.as_ref(), 0.99),
         wait_hist: r.wait_hist.clone(),
         slice_hist: r.slice_hist.clone(),
+        wakeup_wait_hist: r.wakeup_wait_hist.clone(),
+        preempt_wait_hist: r.preempt_wait_hist.clone(),
     }
 }
 
@@ -316,6 +318,8 @@ fn cgroup_figures(r: &CgroupRow) -> Figures {
         slice_p99_us: quantile(r.slice_hist.as_ref(), 0.99).or(r.p99_slice_us),
         wait_hist: r.wait_hist.clone(),
         slice_hist: r.slice_hist.clone(),
+        wakeup_wait_hist: None,
+        preempt_wait_hist: None,
     }
 }
 

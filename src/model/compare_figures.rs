@@ -38,6 +38,10 @@ pub struct Figures {
     pub slice_p99_us: Option<u64>,
     pub wait_hist: Option<Log2Hist>,
     pub slice_hist: Option<Log2Hist>,
+    /// the waits split by how they began (a wakeup, a preemption): the
+    /// comparison screen's histogram overlay
+    pub wakeup_wait_hist: Option<Log2Hist>,
+    pub preempt_wait_hist: Option<Log2Hist>,
 }
 
 /// A compared figure: its batch-JSON name, how it is read, which way is

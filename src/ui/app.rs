@@ -3,11 +3,9 @@
 //! recomputed here, when the inputs change, never while drawing. It does
 //! no I/O and holds no reader or writer: a replay's recording and the `R`
 //! recording belong to the `Session` (session.rs).
-use std::collections::VecDeque;
-use std::sync::Arc;
+use std::{collections::VecDeque, sync::Arc};
 
 use crate::model::fasthash::IdMap;
-
 use crate::model::{HostInfo, Sample};
 
 use super::action::{Action, Effect};
@@ -83,6 +81,8 @@ pub struct AppState {
     pub replay: Option<super::replay_cursor::Replay>,
     /// live mode: the recording `R` started, as the header shows it
     pub recording: Option<RecordingInfo>,
+    /// `schedtop diff`'s comparison mode (compare_ui.rs)
+    pub compare: Option<Box<super::compare_state::CompareUi>>,
     // ---- derived ----
     pub derived: Derived,
     /// the current view's rows, filtered and sorted as far as the screen
@@ -144,6 +144,7 @@ impl AppState {
             status: None,
             replay: None,
             recording: None,
+            compare: None,
             derived: Derived::default(),
             order: RowOrder::default(),
             series: IdMap::default(),
@@ -298,8 +299,7 @@ impl AppState {
     }
 
     /// `M`: the next migration cause (mig_cause.rs), and the last
-    /// interval's CPU figures again (the queue-length history does not
-    /// depend on it).
+    /// interval's CPU figures again (not the queue-length history).
     fn cycle_mig_cause(&mut self) {
         self.mig_cause = super::mig_cause::next(self.mig_cause);
         let mut last = self.history.iter().rev();
@@ -310,7 +310,7 @@ impl AppState {
         }
     }
 
-    /// Whether the live view is showing an earlier moment (rewind.rs).
+    /// Whether the live view shows an earlier moment (rewind.rs).
     pub fn rewound(&self) -> bool {
         self.mode == Mode::Live && self.replay.is_some()
     }

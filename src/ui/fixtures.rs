@@ -436,9 +436,11 @@ pub fn app(source: SourceKind, width: u16, height: u16) -> AppState {
 }
 
 mod cgroups;
+mod compare;
 mod numa;
 mod quota;
 mod workers;
+pub use compare::*;
 pub use numa::*;
 pub use quota::*;
 pub use workers::*;

@@ -75,7 +75,10 @@ pub fn table_rows(app: &AppState) -> usize {
 /// table). The one way actions reach the state.
 pub fn apply(app: &mut AppState, a: Action) -> Effect {
     refresh(app);
-    let effect = app.apply(a);
+    let effect = match app.compare_apply(a) {
+        Some(e) => e,
+        None => app.apply(a),
+    };
     refresh(app);
     effect
 }

@@ -6,6 +6,9 @@ pub mod app;
 pub mod cgroup_tree;
 pub mod columns;
 pub mod config_file;
+pub mod compare_columns;
+pub mod compare_state;
+pub mod compare_ui;
 pub mod feed;
 pub mod first_sample;
 #[cfg(any(test, feature = "testdata"))]

@@ -22,6 +22,10 @@ pub fn render(app: &AppState, f: &mut Frame) {
 
 fn render_screen(app: &AppState, f: &mut Frame, area: ratatui::layout::Rect) {
     let a = layout::areas(area, app);
+    if app.compare.is_some() {
+        // `schedtop diff`: the whole screen in comparison mode
+        return views::compare::render(app, f, &a);
+    }
     views::header::render(app, f, a.header);
     views::info::render(app, f, a.info);
     match app.view {

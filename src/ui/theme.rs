@@ -55,6 +55,15 @@ pub fn footer_label() -> Style {
     Style::new().fg(Color::Black).bg(Color::Cyan)
 }
 
+/// A comparison's change for the better / for the worse.
+pub fn better() -> Style {
+    Style::new().fg(Color::Green)
+}
+
+pub fn worse() -> Style {
+    Style::new().fg(Color::Red)
+}
+
 pub fn bar() -> Style {
     Style::new().fg(Color::Cyan)
 }

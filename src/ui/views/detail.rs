@@ -208,6 +208,9 @@ fn source_has_hists(app: &AppState) -> bool {
 /// Lines the pane needs to show everything: border, figures, sparkline,
 /// then the taller histogram.
 pub fn wanted_height(app: &AppState) -> u16 {
+    if app.compare.is_some() {
+        return super::compare_hist::wanted_height(app);
+    }
     let Some(r) = app.selected_row() else {
         return 1;
     };

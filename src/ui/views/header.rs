@@ -149,6 +149,9 @@ fn flow(segments: Vec<Segment>, gap: &'static str, width: u16, out: &mut Vec<Lin
 /// The header's lines at `width`: identity and statistics, the degraded
 /// source's reason and the feed's error, each wrapped as needed.
 pub fn lines(app: &AppState, width: u16) -> Vec<Line<'static>> {
+    if let Some(c) = app.compare.as_deref() {
+        return super::compare_header::lines(app, c);
+    }
     let mut out = Vec::new();
     // one flow: 80 columns take three lines, 200 one
     let mut segments = identity(app);

@@ -55,7 +55,7 @@ pub fn fine_label(slot: usize) -> String {
 
 /// The rows to draw: sub-buckets, or octaves when `fold` is asked or the
 /// histogram only knows octaves.
-fn rows(h: &Log2Hist, fold: bool) -> Vec<(String, u64)> {
+pub fn rows(h: &Log2Hist, fold: bool) -> Vec<(String, u64)> {
     if fold || h.octaves_only {
         (0..HIST_OCTAVES).map(|o| (label(o), h.octave(o))).collect()
     } else {
@@ -67,7 +67,7 @@ fn rows(h: &Log2Hist, fold: bool) -> Vec<(String, u64)> {
 /// more than `max_rows`, the window of `max_rows` holding the most counts.
 /// Returns (first row, one past the last) and how many non-empty rows
 /// were left out.
-fn window(c: &[u64], max_rows: usize) -> Option<(usize, usize, usize)> {
+pub fn window(c: &[u64], max_rows: usize) -> Option<(usize, usize, usize)> {
     let first = c.iter().position(|&n| n > 0)?;
     let last = c.iter().rposition(|&n| n > 0)?;
     let len = last + 1 - first;

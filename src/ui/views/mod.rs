@@ -1,5 +1,9 @@
 //! One file per part of the screen; each draws from `&AppState` only.
 pub mod cgroups;
+pub mod compare;
+pub mod compare_cpus;
+pub mod compare_header;
+pub mod compare_hist;
 pub mod cpus;
 pub mod detail;
 pub mod findings;
