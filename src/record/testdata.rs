@@ -139,14 +139,14 @@ fn advance(rng: &mut Rng, t: &mut ThreadSample, cpus: u32, uniform: bool) {
         if rng.below(10) == 0 {
             t.migrations = t.migrations.map(|m| m + 1);
             t.cpu = rng.below(cpus.into()) as u32;
-            if t.tid % 3 == 0 {
+            if t.tid.is_multiple_of(3) {
                 bump(t, CTR_CROSS_NODE_MIGRATIONS, 1);
             }
         }
         // interrupts took a sliver of its time on CPU: hardirqs, and one
         // softirq kind by its character (no random draw: the rest of the
         // stream stays as it was)
-        if t.counters.is_known() && t.tid % 4 == 0 {
+        if t.counters.is_known() && t.tid.is_multiple_of(4) {
             bump(t, CTR_STOLEN_HARDIRQ_NS, oncpu / 256);
             let kind = CTR_STOLEN_SOFTIRQ_NS + (t.tid as usize / 4) % SOFTIRQ_VECTORS;
             bump(t, kind, oncpu / 64);
