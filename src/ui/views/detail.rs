@@ -82,7 +82,7 @@ fn counter_figures(r: &Row) -> Vec<(&'static str, String)> {
             if d.family.is_some() {
                 let mut by = d.by_label(&r.counters).unwrap_or_default();
                 by.retain(|&(_, n)| n > 0);
-                by.sort_by(|a, b| b.1.cmp(&a.1));
+                by.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
                 let top: Vec<String> = by
                     .iter()
                     .take(3)
