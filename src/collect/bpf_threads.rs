@@ -395,11 +395,15 @@ mod tests {
         good.preempt_wait_hist[n / 2] = 3;
         good.blocked_on[2] = 4;
         good.mig_cause[1] = 5;
+        // the generic counters (model/counters.rs) are kept whole
+        good.counters[0] = 9;
+        good.counters[crate::model::counters::CTR_CROSS_NODE_MIGRATIONS] = 2;
         b.drain(vec![], vec![good]);
         // the same thread again, unchanged: the kept copy is reused; then
         // migrated by the load balancer without a switch: rebuilt
         let mut moved = good;
         moved.mig_cause[1] = 6;
+        moved.counters[crate::model::counters::CTR_CROSS_NODE_MIGRATIONS] = 3;
         b.drain(vec![], vec![good]);
         b.drain(vec![], vec![moved]);
         let mut torn = rec(1, 0, true);
@@ -413,6 +417,7 @@ mod tests {
             (m.blocked_on, m.mig_cause),
             (moved.blocked_on, moved.mig_cause)
         );
+        assert_eq!(m.counters, moved.counters);
         assert_eq!((m.nvcsw, m.nice, m.torn), (10, -3, 0));
     }
 

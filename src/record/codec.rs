@@ -5,7 +5,7 @@
 //! separate streams per kind of field (ids, flags, names, small counters,
 //! nanosecond counters, histograms) so zstd sees like next to like.
 //! Everything round-trips exactly: decode(encode(s, p), p) == s.
-use crate::model::counters::{Counters, CTR_CROSS_NODE_MIGRATIONS};
+use crate::model::counters::Counters;
 use crate::model::rates::ThreadMatcher;
 use crate::model::row::no_name;
 
@@ -13,7 +13,7 @@ use super::codec_attrs::{get_attrs, put_attrs};
 pub(super) use super::codec_budget::Budget;
 pub use super::codec_budget::{decoded_size, thread_size, MAX_DECODED};
 use super::codec_cgroups::{decode_cgroups, encode_cgroups, has_cgroups};
-use super::codec_counters::{get_counters, put_counters};
+use super::codec_counters::{get_counters, get_old_cross_node, put_counters};
 use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
 use super::codec_hist::{decode_hist, encode_hist, fine_hists};
 pub(super) use super::codec_streams::STREAMS;
@@ -37,8 +37,7 @@ const F_PCOMM: u64 = 1 << 2;
 const F_CPU: u64 = 1 << 3;
 const F_START: u64 = 1 << 4;
 const F_MIG: u64 = 1 << 5;
-/// format 5 and older: cross-node migrations, a field of their own (in
-/// small); read into their counter slot, never written now
+/// format 5 and older: cross-node migrations (small), read into their slot
 const F_XNODE: u64 = 1 << 6;
 const F_SLICE: u64 = 1 << 7;
 const F_WAIT: u64 = 1 << 8;
@@ -59,8 +58,7 @@ const F_PREEMPT: u64 = 1 << 15;
 /// (no other bit, nothing in the other streams): most of a big machine's
 /// threads between two Samples
 const F_SAME: u64 = 1 << 16;
-/// format 6: the thread's generic counters are known; the changed slots
-/// follow in meta (codec_counters.rs)
+/// format 6: counters known, changed slots in meta (codec_counters.rs)
 const F_COUNTERS: u64 = 1 << 17;
 
 /// Encode `cur`; a delta on `prev` when given, else a key frame.
@@ -502,12 +500,7 @@ fn decode_threads(
             None
         };
         if f & F_XNODE != 0 {
-            let before = r.and_then(|r| r.counters.get(CTR_CROSS_NODE_MIGRATIONS));
-            let v = small.delta(before.unwrap_or(0))?;
-            if !counters.any() && v != 0 {
-                b.take(super::codec_counters::COUNTERS_SIZE)?;
-            }
-            counters.set(CTR_CROSS_NODE_MIGRATIONS, v);
+            get_old_cross_node(&mut small, r.map(|r| &r.counters), &mut counters, b)?;
         }
         let oncpu_ns = get_ns(&mut ns, &mut ns_lo, r.map_or(0, |r| r.oncpu_ns))?;
         let wait_ns = get_ns(&mut ns, &mut ns_lo, r.map_or(0, |r| r.wait_ns))?;

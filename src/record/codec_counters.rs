@@ -7,16 +7,13 @@
 //! counters are known (codec.rs `F_COUNTERS`); older files carried the
 //! one counter of the time, cross-node migrations, in a field of its own
 //! (`F_XNODE`), which the decoder reads into its slot.
-use super::codec_budget::Budget;
+use super::codec_budget::{Budget, COUNTERS_SIZE};
 use super::varint::{put_delta, put_u64, Cursor, DResult, DecodeError};
-use crate::model::counters::{Counters, THREAD_COUNTERS};
+use crate::model::counters::{Counters, CTR_CROSS_NODE_MIGRATIONS, THREAD_COUNTERS};
 
 /// More slots than any build will have: a corrupt count or slot number.
 /// Nothing is allocated from either (the slots are a fixed array).
 const MAX_SLOTS: u64 = 256;
-
-/// Bytes a thread's own counter array takes decoded (codec_budget.rs).
-pub const COUNTERS_SIZE: usize = std::mem::size_of::<[u64; THREAD_COUNTERS]>();
 
 pub(super) fn put_counters(out: &mut Vec<u8>, now: &Counters, before: Option<&Counters>) {
     let zero = [0; THREAD_COUNTERS];
@@ -58,6 +55,23 @@ pub(super) fn get_counters(c: &mut Cursor, start: Counters, b: &mut Budget) -> D
         b.take(COUNTERS_SIZE)?;
     }
     Ok(out)
+}
+
+/// Format 5 and older: cross-node migrations as a delta of their own (in
+/// `small`), read into their slot of `counters`.
+pub(super) fn get_old_cross_node(
+    small: &mut Cursor,
+    reference: Option<&Counters>,
+    counters: &mut Counters,
+    b: &mut Budget,
+) -> DResult<()> {
+    let before = reference.and_then(|r| r.get(CTR_CROSS_NODE_MIGRATIONS));
+    let v = small.delta(before.unwrap_or(0))?;
+    if !counters.any() && v != 0 {
+        b.take(COUNTERS_SIZE)?;
+    }
+    counters.set(CTR_CROSS_NODE_MIGRATIONS, v);
+    Ok(())
 }
 
 #[cfg(test)]
