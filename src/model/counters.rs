@@ -55,6 +55,9 @@ pub struct CounterColumn {
     pub display: Display,
     /// a line of the help overlay
     pub help: Option<&'static str>,
+    /// the metric (column) it follows in the table; None: right after
+    /// its fields (`CounterDesc::after`)
+    pub after: Option<&'static str>,
 }
 
 /// A family: consecutive slots, one per label value.
@@ -147,6 +150,7 @@ pub const CROSS_NODE: CounterDesc = CounterDesc {
         drop_rank: 11,
         display: Display::PerSecond,
         help: Some("XNODE/s: migrations to a CPU of another NUMA node"),
+        after: None,
     }),
     detail: "cross-node",
     om_stem: "cross_node_migrations",
@@ -172,6 +176,8 @@ pub const STOLEN: CounterDesc = CounterDesc {
         drop_rank: 16,
         display: Display::ShareOfInterval,
         help: Some("STOLEN%: interrupts and softirqs that ran while the thread was on a CPU"),
+        // beside CPU%: the share of it interrupts took
+        after: Some("cpu_pct"),
     }),
     detail: "stolen",
     om_stem: "stolen",

@@ -187,12 +187,31 @@ const fn field(key: &'static str, unit: Unit, get: for<'a> fn(&'a Row) -> Value<
 /// the metric its descriptor names.
 pub static METRICS: LazyLock<Vec<Metric>> = LazyLock::new(|| {
     let mut all: Vec<Metric> = FIXED.to_vec();
-    for d in COUNTERS {
-        let at = d
-            .after
+    let at = |all: &[Metric], after: Option<&str>| {
+        after
             .and_then(|k| all.iter().position(|m| m.key == k))
-            .map_or(all.len(), |i| i + 1);
-        all.splice(at..at, counter_metrics(d));
+            .map_or(all.len(), |i| i + 1)
+    };
+    for d in COUNTERS {
+        let mut v = counter_metrics(d);
+        // its fields where JSON/CSV want them, its column where the table
+        // does (by default right after its fields)
+        let col = v
+            .iter()
+            .position(|m| m.column.is_some())
+            .map(|i| v.remove(i));
+        let i = at(&all, d.after);
+        let n = v.len();
+        all.splice(i..i, v);
+        if let Some(c) = col {
+            let after = d.column.and_then(|c| c.after);
+            let j = if after.is_some() {
+                at(&all, after)
+            } else {
+                i + n
+            };
+            all.insert(j, c);
+        }
     }
     all
 });
