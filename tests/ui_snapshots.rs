@@ -136,11 +136,12 @@ fn help_overlay() {
     assert!(!tops[1].contains("Up/Down scroll"), "fits at 200x50");
     for ((top, end), &(w, h)) in tops.iter().zip(&ends).zip(SIZES.iter()) {
         // the lines between the first and the last page, when there are any
-        let middle = screen(
-            &apply(bpf(w, h), &[Action::ToggleHelp, Action::HelpScroll(11)]),
-            w,
-            h,
-        );
+        let middle: String = (1..6)
+            .map(|page| {
+                let at = Action::HelpScroll(page * 11);
+                screen(&apply(bpf(w, h), &[Action::ToggleHelp, at]), w, h)
+            })
+            .collect();
         let s = format!("{top}{middle}{end}");
         for (keys, what) in schedtop::ui::keys::HELP {
             assert!(s.contains(keys), "help lacks {keys}");

@@ -133,8 +133,10 @@ pub fn sum_rows(key: RowKey, members: &[&Row]) -> Row {
     r.exited = true;
     r.voluntary = 0;
     r.involuntary = 0;
-    let (mut oncpu, mut wait, mut migr, mut xnode) = (None, None, None, None);
-    let (mut vcsw, mut nvcsw, mut cpu, mut migr_s, mut xnode_s) = (None, None, None, None, None);
+    let (mut oncpu, mut wait, mut migr) = (None, None, None);
+    let (mut vcsw, mut nvcsw, mut cpu, mut migr_s) = (None, None, None, None);
+    // unknown (a source without counters) unless a member knows them
+    let mut counters = crate::model::counters::Counters::default();
     let (mut slice_h, mut wait_h, mut wake_h, mut preempt_h) = (None, None, None, None);
     let mut why: Option<WhyCounts> = None;
     // slices: a member's CPU time over its mean slice is its slice count
@@ -147,12 +149,11 @@ pub fn sum_rows(key: RowKey, members: &[&Row]) -> Row {
         add_u(&mut oncpu, m.oncpu_ns);
         add_u(&mut wait, m.wait_ns);
         add_u(&mut migr, m.migrations);
-        add_u(&mut xnode, m.cross_node_migrations);
+        counters.add(&m.counters);
         add_f(&mut vcsw, m.vcsw_s);
         add_f(&mut nvcsw, m.nvcsw_s);
         add_f(&mut cpu, m.cpu_pct);
         add_f(&mut migr_s, m.migr_s);
-        add_f(&mut xnode_s, m.xnode_s);
         merge(&mut slice_h, &m.slice_hist);
         merge(&mut wait_h, &m.wait_hist);
         merge(&mut wake_h, &m.wakeup_wait_hist);
@@ -170,12 +171,11 @@ pub fn sum_rows(key: RowKey, members: &[&Row]) -> Row {
     r.oncpu_ns = oncpu;
     r.wait_ns = wait;
     r.migrations = migr;
-    r.cross_node_migrations = xnode;
+    r.counters = counters;
     r.vcsw_s = vcsw;
     r.nvcsw_s = nvcsw;
     r.cpu_pct = cpu;
     r.migr_s = migr_s;
-    r.xnode_s = xnode_s;
     r.avg_slice_ns = (slices > 0.0).then(|| sliced_ns as f64 / slices);
     r.p99_slice_us = p99_us(slice_h.as_ref());
     r.p99_wait_us = p99_us(wait_h.as_ref());

@@ -12,6 +12,11 @@ use crate::model::{Log2Hist, Sample, ThreadSample};
 /// the worst file costs ~600 MB, not the host.
 pub const MAX_DECODED: usize = 128 << 20;
 
+/// Bytes a thread's own counter array takes decoded (a thread with all
+/// counters zero shares one).
+pub(super) const COUNTERS_SIZE: usize =
+    std::mem::size_of::<[u64; crate::model::counters::THREAD_COUNTERS]>();
+
 /// What decoding has left of MAX_DECODED.
 pub(super) struct Budget(pub(super) usize);
 
@@ -40,6 +45,7 @@ pub fn thread_size(t: &ThreadSample) -> usize {
         + hist(&t.wait_hist)
         + hist(&t.wakeup_wait_hist)
         + hist(&t.preempt_wait_hist)
+        + if t.counters.any() { COUNTERS_SIZE } else { 0 }
 }
 
 /// Memory `s` takes as the decoder counts it (see MAX_DECODED).
