@@ -37,6 +37,8 @@ pub struct BpfSource {
     topology: Topology,
     /// the run-queue sampler's events and links; empty when it is off
     _rq_events: Vec<(OwnedFd, Link)>,
+    /// the interrupt-time probes (collect/irq_time.rs), attached while held
+    _irq_links: Vec<Link>,
     rq_error: Option<String>,
     /// the task iterator's link: each drain opens one pass over all threads
     iter_link: Link,
@@ -93,6 +95,7 @@ impl BpfSource {
             rq_unavailable,
             attach_ns,
             dirty_sets,
+            irq_time_off,
         } = load(&topology, storage, !run_delay_waits)?;
 
         // attach the tracepoints one by one: the perf_event program is attached per CPU below
@@ -111,6 +114,22 @@ impl BpfSource {
                     .context(attach_failed)?,
             );
         }
+        let (irq_links, irq_time) = match irq_time_off {
+            Some(why) => (Vec::new(), Err(why)),
+            None => match super::irq_time::attach(&skel) {
+                Ok((links, names)) => (links, Ok(names.join(", "))),
+                Err(e) => (Vec::new(), Err(format!("{e:#}"))),
+            },
+        };
+        let note = super::irq_time::proc_stat_irq_note();
+        features.set(
+            Feature::IrqTime,
+            irq_time.is_ok(),
+            match &irq_time {
+                Ok(names) => format!("{} (hardirq: {names}); {note}", super::irq_time::HOW),
+                Err(why) => format!("{why}; {note}"),
+            },
+        );
         let iter_link = skel
             .progs
             .dump_threads
@@ -174,6 +193,7 @@ impl BpfSource {
             features,
             topology,
             _rq_events: rq_events,
+            _irq_links: irq_links,
             rq_error,
             iter_link,
             last_drain_ns: attach_ns,
