@@ -164,7 +164,7 @@ static __always_inline int hardirq_exit(void)
 }
 
 SEC("tp_btf/softirq_entry")
-int BPF_PROG(irq_soft_enter, unsigned int vec)
+int BPF_PROG(irq_soft_entry, unsigned int vec)
 {
 	struct cpu_stats *c;
 

@@ -76,6 +76,7 @@ pub fn prepare(open: &mut OpenSchedtopSkel<'_>, on: bool) {
 pub fn attach(skel: &SchedtopSkel<'_>) -> Result<(Vec<Link>, Vec<String>)> {
     let mut links = Vec::new();
     let mut names = Vec::new();
+    let mut soft = 0;
     for p in skel.object().progs_mut() {
         let Some(tp) = p.name().to_str().and_then(tracepoint_of) else {
             continue;
@@ -84,13 +85,15 @@ pub fn attach(skel: &SchedtopSkel<'_>) -> Result<(Vec<Link>, Vec<String>)> {
             continue;
         }
         links.push(p.attach().with_context(|| format!("attaching {tp}"))?);
-        if let Some(n) = tp.strip_suffix("_entry").filter(|n| *n != "softirq") {
-            names.push(n.to_string());
+        match tp.strip_suffix("_entry") {
+            _ if tp.starts_with("softirq_") => soft += 1,
+            Some(n) => names.push(n.to_string()),
+            None => {}
         }
     }
     anyhow::ensure!(
-        links.len() >= 4,
-        "the kernel has no softirq_entry/exit or irq_handler_entry/exit tracepoints"
+        soft == 2 && names.iter().any(|n| n == "irq_handler"),
+        "the kernel lacks softirq_entry/exit or irq_handler_entry/exit"
     );
     Ok((links, names))
 }
