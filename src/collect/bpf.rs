@@ -19,7 +19,9 @@ use super::kept_threads::{fresh_by_key, Kept};
 use super::perf::open_cpu_clock;
 use super::system::{monotonic_ns, now_ns, read_cpu_busy_ns, read_system};
 use crate::model::fasthash::IdMap;
-use crate::model::{CpuSample, Losses, MigrationCount, RqSample, Sample, Threads, Topology};
+use crate::model::{
+    CpuIrqSample, CpuSample, Losses, MigrationCount, RqSample, Sample, Threads, Topology,
+};
 
 use super::bpf_skel::types::{cpu_stats, drop_stats, thread_stats};
 use super::bpf_skel::SchedtopSkel;
@@ -457,6 +459,8 @@ impl BpfSource {
         // busy time is the kernel's own per-CPU accounting: no clock read
         // on the switch path
         let busy = read_cpu_busy_ns(Path::new("/proc"));
+        let irq = super::system::read_cpu_irq_ns(Path::new("/proc"));
+        let probes = !self._irq_links.is_empty();
         let mut out = Vec::new();
         for c in &self.topology.cpus {
             let Some(st) = per_cpu.get(c.cpu as usize) else {
@@ -466,6 +470,13 @@ impl BpfSource {
                 cpu: c.cpu,
                 switches: st.switches,
                 busy_ns: busy.get(&c.cpu).copied().unwrap_or(0),
+                irq: irq.get(&c.cpu).map(|&[i, s, steal]| CpuIrqSample {
+                    stat_irq_ns: i,
+                    stat_softirq_ns: s,
+                    stat_steal_ns: steal,
+                    probe_irq_ns: probes.then_some(st.irq_ns),
+                    probe_softirq_ns: probes.then(|| st.softirq_ns.iter().sum()),
+                }),
                 rq: sampling.then(|| RqSample {
                     samples: st.rq_samples,
                     sum: st.rq_sum,
