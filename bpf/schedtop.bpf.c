@@ -463,7 +463,7 @@ int BPF_PROG(handle_migrate, struct task_struct *p, int dest_cpu)
 	if (from_node && to_node && *from_node != *to_node) {
 		s = stats_of(p);
 		if (s)
-			__sync_fetch_and_add(&s->cross_node_migrations, 1);
+			__sync_fetch_and_add(&s->counters[CTR_CROSS_NODE_MIGRATIONS], 1);
 	}
 	if (from < nr_cpus && to < nr_cpus) {
 		idx = from * nr_cpus + to;

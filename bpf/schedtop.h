@@ -53,6 +53,8 @@
 #define CTR_STOLEN_HARDIRQ_NS 0
 #define CTR_STOLEN_SOFTIRQ_NS 1
 #define SOFTIRQ_VECTORS 10
+/* migrations to a CPU of another NUMA node (the migrate probe) */
+#define CTR_CROSS_NODE_MIGRATIONS 11
 #define THREAD_COUNTERS 16
 
 /* (victim, the thread that ran next when the victim was preempted) */
@@ -102,8 +104,6 @@ struct thread_stats {
 	u64 wait_ns;
 	/* se.nr_migrations: filled by the iterator and at exit */
 	u64 migrations;
-	/* counted by the migrate probe */
-	u64 cross_node_migrations;
 	/* switch-outs this probe saw */
 	u64 switch_outs;
 	/* the kernel's accounting at the thread's last switch-out */

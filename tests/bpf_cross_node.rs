@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 use schedtop::collect::bpf::BpfSource;
+use schedtop::model::counters::CTR_CROSS_NODE_MIGRATIONS;
 use schedtop::model::{CpuTopology, Sample, Topology};
 
 fn thread_of(s: &Sample, tid: u32) -> &schedtop::model::ThreadSample {
@@ -62,6 +63,8 @@ fn moves_between_nodes_of_the_given_topology_all_cross() {
     let (ta, tb) = (thread_of(&a, tid), thread_of(&b, tid));
     let migrated = tb.migrations.unwrap() - ta.migrations.unwrap();
     assert_eq!(migrated, moves, "the kernel counted {migrated} moves");
-    let crossed = tb.cross_node_migrations.unwrap() - ta.cross_node_migrations.unwrap();
+    let xnode =
+        |t: &schedtop::model::ThreadSample| t.counters.get(CTR_CROSS_NODE_MIGRATIONS).unwrap();
+    let crossed = xnode(tb) - xnode(ta);
     assert_eq!(crossed, moves, "every move went between nodes 0 and 1");
 }

@@ -35,7 +35,9 @@ fn counters(s: &Sample, pid: u32) -> HashMap<(u32, u64), Counters> {
                     t.involuntary,
                     t.slice_hist.clone().unwrap(),
                     t.wait_hist.clone().unwrap(),
-                    t.cross_node_migrations.unwrap(),
+                    t.counters
+                        .get(schedtop::model::counters::CTR_CROSS_NODE_MIGRATIONS)
+                        .unwrap(),
                 ),
             )
         })

@@ -222,7 +222,7 @@ fn a_strict_openmetrics_parser_reads_every_level() {
         parse_openmetrics(&for_crate_parser(&om)).unwrap_or_else(|e| panic!("{e:?}\n{om}"));
     // every level figure, at every level, from the figure table: a figure
     // that one level leaves out fails here
-    for f in LEVEL_FIGURES {
+    for f in LEVEL_FIGURES.iter() {
         for level in Level::ALL {
             let mut name = f.name(level);
             if f.seconds {

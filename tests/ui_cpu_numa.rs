@@ -327,7 +327,10 @@ fn selected_threads_flows_are_highlighted() {
 fn thread_without_cross_node_moves_lights_nothing() {
     let app = app(16, 8, 200, 50, &[Action::ShowNuma]);
     let (r, nodes) = app.highlighted_thread().unwrap();
-    assert_eq!(r.xnode_s, Some(0.0));
+    assert_eq!(
+        r.counter_per_s(&schedtop::model::counters::CROSS_NODE),
+        Some(0.0)
+    );
     assert!(nodes.is_empty());
     let buf = render_to_buffer(&app, 200, 50);
     let s = buffer_text(&buf);

@@ -379,7 +379,10 @@ fn a_replayed_moment_shows_the_figures_worked_out_by_hand() {
     assert!(close(s.nvcsw_s, 20.0), "{s:?}");
     assert!(close(s.cpu_pct, 75.0), "{s:?}");
     // 6 and 1 migrations in 2.0 s
-    assert!(close(s.migr_s, 3.0) && close(s.xnode_s, 0.5), "{s:?}");
+    assert!(
+        close(s.migr_s, 3.0) && close(s.counter_per_s(&schedtop::model::counters::CROSS_NODE), 0.5),
+        "{s:?}"
+    );
     // 1.5 s on CPU over the 35 slices of the histogram's interval
     assert!(close(s.avg_slice_ns, 1.5e9 / 35.0), "{s:?}");
     let w = thread(101);

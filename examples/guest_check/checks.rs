@@ -246,8 +246,9 @@ pub fn migrations(src: &mut LiveSource) -> Outcome {
             .migrations
             .unwrap_or(0)
             .saturating_sub(t0.migrations.unwrap_or(0));
-        let xnode = (t1.cross_node_migrations.unwrap_or(0))
-            .saturating_sub(t0.cross_node_migrations.unwrap_or(0));
+        let x = schedtop::model::counters::CTR_CROSS_NODE_MIGRATIONS;
+        let xnode =
+            (t1.counters.get(x).unwrap_or(0)).saturating_sub(t0.counters.get(x).unwrap_or(0));
         let affinity = crate::why::cause(t0, t1, schedtop::model::why::MigCause::Affinity);
         let line = format!(
             "{moves} moves CPU {a_cpu} (node {}) <-> CPU {b_cpu} (node {}): schedtop {ours} migrations, {xnode} cross-node, {affinity} by affinity; kernel se.nr_migrations +{}",

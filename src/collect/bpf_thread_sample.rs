@@ -1,4 +1,5 @@
 //! One probe record to one `ThreadSample`, as the drain streams them.
+use crate::model::counters::Counters;
 use crate::model::fasthash::IdMap;
 use crate::model::{Log2Hist, ThreadAttrs, ThreadSample};
 
@@ -64,7 +65,7 @@ impl<'a> ThreadsOut<'a> {
             oncpu_ns: s.oncpu_ns,
             wait_ns: s.wait_ns,
             migrations: Some(s.migrations),
-            cross_node_migrations: Some(s.cross_node_migrations),
+            counters: Counters::from_slots(&s.counters),
             slice_hist: Some(hist(&s.slice_hist)),
             wait_hist: Some(summed_hist(&s.wakeup_wait_hist, &s.preempt_wait_hist)),
             wakeup_wait_hist: Some(hist(&s.wakeup_wait_hist)),

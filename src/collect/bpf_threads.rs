@@ -8,6 +8,7 @@
 //! - a thread reported exited is never reported live again;
 //! - a thread listed last time that is neither listed nor exited now died
 //!   without its final switch being traced: counted.
+use crate::model::counters::THREAD_COUNTERS;
 use crate::model::fasthash::{IdMap, IdSet};
 
 use super::bpf_skel::types::thread_stats;
@@ -48,16 +49,17 @@ struct LastGood {
     why: Option<Box<WhyCounters>>,
 }
 
-/// The probe's "why" counters of a record.
+/// The probe's "why" counters of a record, and its generic counters
+/// (model/counters.rs: a slot added there is kept here with no change).
 struct WhyCounters {
-    cross_node_migrations: u64,
+    counters: [u64; THREAD_COUNTERS],
     mig_cause: [u64; 5],
     blocked_on: [u64; 9],
 }
 
 impl WhyCounters {
     const ZERO: WhyCounters = WhyCounters {
-        cross_node_migrations: 0,
+        counters: [0; THREAD_COUNTERS],
         mig_cause: [0; 5],
         blocked_on: [0; 9],
     };
@@ -65,15 +67,13 @@ impl WhyCounters {
     /// `kept` (None: all zero) holds what `s` does.
     fn same(kept: Option<&WhyCounters>, s: &thread_stats) -> bool {
         let k = kept.unwrap_or(&WhyCounters::ZERO);
-        k.cross_node_migrations == s.cross_node_migrations
-            && k.mig_cause == s.mig_cause
-            && k.blocked_on == s.blocked_on
+        k.counters == s.counters && k.mig_cause == s.mig_cause && k.blocked_on == s.blocked_on
     }
 
     fn of(s: &thread_stats) -> Option<Box<WhyCounters>> {
         (!WhyCounters::same(None, s)).then(|| {
             Box::new(WhyCounters {
-                cross_node_migrations: s.cross_node_migrations,
+                counters: s.counters,
                 mig_cause: s.mig_cause,
                 blocked_on: s.blocked_on,
             })
@@ -130,7 +130,7 @@ impl LastGood {
         out.nivcsw = self.nivcsw;
         out.switch_outs = self.switch_outs;
         let why = self.why.as_deref().unwrap_or(&WhyCounters::ZERO);
-        out.cross_node_migrations = why.cross_node_migrations;
+        out.counters = why.counters;
         out.mig_cause = why.mig_cause;
         out.blocked_on = why.blocked_on;
         out.seen = self.seen;

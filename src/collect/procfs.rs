@@ -95,7 +95,7 @@ impl ProcfsReader {
                 oncpu_ns: sched.as_ref().map_or(0, |s| s.sum_exec_runtime),
                 wait_ns: sched.as_ref().map_or(0, |s| s.run_delay),
                 migrations: None,
-                cross_node_migrations: None,
+                counters: Default::default(),
                 slice_hist: None,
                 wait_hist: None,
                 wakeup_wait_hist: None,

@@ -122,6 +122,11 @@ fn csv_value(v: &Value) -> String {
             .collect::<Vec<_>>()
             .join(" "),
         Value::Flag(b) => b.to_string(),
+        Value::Labels(v) => v
+            .iter()
+            .map(|(k, n)| format!("{k}:{n}"))
+            .collect::<Vec<_>>()
+            .join(" "),
     }
 }
 
@@ -144,7 +149,7 @@ fn write_csv<W: Write>(out: &mut W, rec: &IntervalRecord) -> std::io::Result<u64
         let mut line = format!("{},{},{},{}", rec.time, rec.time_ns, rec.interval_s, host);
         for (_, m) in metrics::fields() {
             line.push(',');
-            line.push_str(&csv_value(&(m.get)(&t.0)));
+            line.push_str(&csv_value(&m.value(&t.0)));
         }
         line.push_str(&super::why_csv::fields(&t.0));
         writeln!(out, "{line}")?;

@@ -101,7 +101,7 @@ impl Serialize for ThreadRecord {
     fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         let mut m = ser.serialize_map(None)?;
         for (name, metric) in metrics::fields() {
-            m.serialize_entry(name, &JsonValue((metric.get)(&self.0)))?;
+            m.serialize_entry(name, &JsonValue(metric.value(&self.0)))?;
         }
         crate::export::why_json::entries(&mut m, &self.0)?;
         m.end()
@@ -122,6 +122,13 @@ impl Serialize for JsonValue<'_> {
             Value::Text(t) => ser.serialize_str(t),
             Value::Hist(h) => h.nonzero_pairs().serialize(ser),
             Value::Flag(b) => ser.serialize_bool(*b),
+            Value::Labels(v) => {
+                let mut m = ser.serialize_map(Some(v.len()))?;
+                for (k, n) in v {
+                    m.serialize_entry(k, n)?;
+                }
+                m.end()
+            }
         }
     }
 }

@@ -337,7 +337,10 @@ mod tests {
             oncpu_ns: 2_500_000_000,
             wait_ns: 500_000_000,
             migrations: Some(4),
-            cross_node_migrations: Some(1),
+            counters: crate::model::counters::Counters::of(&[(
+                crate::model::counters::CTR_CROSS_NODE_MIGRATIONS,
+                1,
+            )]),
             // OpenMetrics buckets are octaves: sub-buckets fold into them
             wait_hist: Some(Log2Hist::from_counts([1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 2])),
             slice_hist: Some(Log2Hist::from_counts([0, 0, 0, 0, 0, 2])),

@@ -69,7 +69,7 @@ impl LevelFamilies {
         let hist = series_of(&hist_value(&Log2Hist::new()));
         LEVEL_FIGURES
             .iter()
-            .filter_map(|f| (f.read)(t))
+            .filter_map(|f| f.reading(t))
             .map(|r| match r {
                 Reading::Count(_) | Reading::Counts(_) => r.values(),
                 Reading::Hist(_) | Reading::Hists(_) => r.values() * hist,
@@ -79,7 +79,7 @@ impl LevelFamilies {
 
     pub fn push(&mut self, labels: &Labels, t: &Tally) {
         for (f, fam) in LEVEL_FIGURES.iter().zip(&mut self.0) {
-            let Some(r) = (f.read)(t) else { continue };
+            let Some(r) = f.reading(t) else { continue };
             let with = |v: &str| {
                 let mut l = labels.clone();
                 l.push((f.label.unwrap_or("kind"), v.to_string()));

@@ -220,7 +220,7 @@ mod tests {
             oncpu_ns: vol * 1000,
             wait_ns: invol * 10,
             migrations: Some(vol / 2),
-            cross_node_migrations: Some(0),
+            counters: crate::model::counters::Counters::zero(),
             wait_hist: Some(Log2Hist::from_octaves([0, invol])),
             slice_hist: Some(Log2Hist::from_octaves([vol])),
             ..Default::default()

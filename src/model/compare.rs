@@ -283,7 +283,7 @@ fn row_figures(r: &Row) -> Figures {
         voluntary_per_s: r.vcsw_s,
         involuntary_per_s: r.nvcsw_s,
         migrations_per_s: r.migr_s,
-        cross_node_migrations_per_s: r.xnode_s,
+        cross_node_migrations_per_s: r.counter_per_s(&crate::model::counters::CROSS_NODE),
         cpu_pct: r.cpu_pct,
         switches_per_s: r.switches_s(),
         rq_len_avg: None,

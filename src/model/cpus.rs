@@ -1,6 +1,7 @@
 //! Figures of the CPU (`c`) and NUMA (`n`) views, derived once per Sample
 //! from two neighbouring Samples with `model::rates` and `model::flows`,
 //! and the bounded run-queue history behind the CPU sparklines.
+use crate::model::counters::CTR_CROSS_NODE_MIGRATIONS;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate::model::flows::{node_flows, NodeFlow};
@@ -312,11 +313,14 @@ impl ThreadPlaces {
     /// threads, page-faulted in every interval, was 2 % of the live view).
     pub fn refill(&mut self, s: &Sample) {
         self.0.clear();
-        self.0.extend(
-            s.threads
-                .iter()
-                .map(|t| (t.tid, t.start_time_ns, t.cpu, t.cross_node_migrations)),
-        );
+        self.0.extend(s.threads.iter().map(|t| {
+            (
+                t.tid,
+                t.start_time_ns,
+                t.cpu,
+                t.counters.get(CTR_CROSS_NODE_MIGRATIONS),
+            )
+        }));
     }
 
     /// (last CPU, cross-node migrations) of a thread
@@ -348,7 +352,7 @@ pub fn thread_flow_nodes(
         return Vec::new();
     };
     let before = prev.and_then(|p| p.get(tid, start_time_ns));
-    let crossed = match (t.cross_node_migrations, before) {
+    let crossed = match (t.counters.get(CTR_CROSS_NODE_MIGRATIONS), before) {
         (Some(now), Some((_, b))) => crate::model::rates::counter_delta(now, b.unwrap_or(0)) > 0,
         _ => false,
     };
@@ -385,7 +389,7 @@ mod tests {
             tid: 7,
             start_time_ns: 1,
             cpu,
-            cross_node_migrations: Some(cross),
+            counters: crate::model::counters::Counters::of(&[(CTR_CROSS_NODE_MIGRATIONS, cross)]),
             ..Default::default()
         };
         let s = |x: ThreadSample| Sample {

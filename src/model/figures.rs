@@ -4,6 +4,9 @@
 //! (`schedtop_<stem>`, `schedtop_process_<stem>`, `schedtop_thread_<stem>`)
 //! and a test checks each reaches every level, so a figure added to `Tally`
 //! and here cannot miss an output (the wait split once did).
+use std::sync::LazyLock;
+
+use super::counters::{CounterDesc, CounterUnit, COUNTERS};
 use super::hist::Log2Hist;
 use super::tally::Tally;
 use super::why::{BlockReason, MigCause};
@@ -69,6 +72,7 @@ impl Reading<'_> {
     }
 }
 
+#[derive(Clone, Copy)]
 pub struct LevelFigure {
     pub key: &'static str,
     /// the name after the level's prefix, without unit or `_total`
@@ -81,10 +85,48 @@ pub struct LevelFigure {
     /// `{whose}` stands for the level (`Level::whose`)
     pub help: &'static str,
     /// None where the source cannot see it (procfs: no histograms)
-    pub read: for<'a> fn(&'a Tally) -> Option<Reading<'a>>,
+    pub read: Read,
+}
+
+/// How a level figure is read from a `Tally`.
+#[derive(Clone, Copy)]
+pub enum Read {
+    Tally(for<'a> fn(&'a Tally) -> Option<Reading<'a>>),
+    /// a per-thread counter (counters.rs): its total, or a family's
+    /// values by label
+    Counter(&'static CounterDesc),
 }
 
 impl LevelFigure {
+    /// Its reading of `t` (None: unknown at this level).
+    pub fn reading<'a>(&self, t: &'a Tally) -> Option<Reading<'a>> {
+        match self.read {
+            Read::Tally(f) => f(t),
+            Read::Counter(d) => match d.family {
+                None => d.total(&t.counters).map(Reading::Count),
+                // the labels that counted something: eleven kinds of
+                // interrupt per thread, mostly zero, would be most of a
+                // scrape (a series appears with its first count)
+                Some(_) => d
+                    .by_label(&t.counters)
+                    .map(|v| Reading::Counts(v.into_iter().filter(|&(_, n)| n != 0).collect())),
+            },
+        }
+    }
+
+    /// A counter's figure (counters.rs).
+    fn of_counter(d: &'static CounterDesc) -> LevelFigure {
+        LevelFigure {
+            key: d.key,
+            stem: d.om_stem,
+            kind: Kind::Counter,
+            seconds: d.unit == CounterUnit::Ns,
+            label: d.family.map(|f| f.label),
+            help: d.om_help,
+            read: Read::Counter(d),
+        }
+    }
+
     pub fn name(&self, level: Level) -> String {
         format!("{}{}", level.prefix(), self.stem)
     }
@@ -108,7 +150,16 @@ fn hists<'a>(pairs: [(&'static str, &'a Option<Log2Hist>); 2]) -> Option<Reading
     (!v.is_empty()).then_some(Reading::Hists(v))
 }
 
-pub static LEVEL_FIGURES: &[LevelFigure] = &[
+/// Every level figure: `FIXED`'s, then one per counter (counters.rs).
+pub static LEVEL_FIGURES: LazyLock<Vec<LevelFigure>> = LazyLock::new(|| {
+    FIXED
+        .iter()
+        .copied()
+        .chain(COUNTERS.iter().map(LevelFigure::of_counter))
+        .collect()
+});
+
+static FIXED: &[LevelFigure] = &[
     LevelFigure {
         key: "switches",
         stem: "switches",
@@ -116,12 +167,12 @@ pub static LEVEL_FIGURES: &[LevelFigure] = &[
         seconds: false,
         label: Some("kind"),
         help: "Context switches of {whose}: voluntary (blocked) or involuntary (preempted), the kernel's nvcsw/nivcsw.",
-        read: |t| {
+        read: Read::Tally(|t| {
             Some(Reading::Counts(vec![
                 ("voluntary", t.voluntary),
                 ("involuntary", t.involuntary),
             ]))
-        },
+        }),
     },
     LevelFigure {
         key: "migrations",
@@ -130,16 +181,7 @@ pub static LEVEL_FIGURES: &[LevelFigure] = &[
         seconds: false,
         label: None,
         help: "Migrations of {whose} between CPUs.",
-        read: |t| t.migrations.map(Reading::Count),
-    },
-    LevelFigure {
-        key: "cross_node_migrations",
-        stem: "cross_node_migrations",
-        kind: Kind::Counter,
-        seconds: false,
-        label: None,
-        help: "Migrations of {whose} between NUMA nodes.",
-        read: |t| t.cross_node_migrations.map(Reading::Count),
+        read: Read::Tally(|t| t.migrations.map(Reading::Count)),
     },
     LevelFigure {
         key: "oncpu",
@@ -148,7 +190,7 @@ pub static LEVEL_FIGURES: &[LevelFigure] = &[
         seconds: true,
         label: None,
         help: "Time {whose} spent on a CPU.",
-        read: |t| Some(Reading::Count(t.oncpu_ns)),
+        read: Read::Tally(|t| Some(Reading::Count(t.oncpu_ns))),
     },
     LevelFigure {
         key: "runqueue_wait",
@@ -157,7 +199,7 @@ pub static LEVEL_FIGURES: &[LevelFigure] = &[
         seconds: true,
         label: None,
         help: "Time {whose} spent runnable, waiting in a run queue.",
-        read: |t| Some(Reading::Count(t.wait_ns)),
+        read: Read::Tally(|t| Some(Reading::Count(t.wait_ns))),
     },
     LevelFigure {
         key: "runqueue_latency",
@@ -166,7 +208,7 @@ pub static LEVEL_FIGURES: &[LevelFigure] = &[
         seconds: true,
         label: None,
         help: "Run-queue latency of {whose}: wakeup or preemption to running (sum estimated from the buckets).",
-        read: |t| t.wait_hist.as_ref().map(Reading::Hist),
+        read: Read::Tally(|t| t.wait_hist.as_ref().map(Reading::Hist)),
     },
     LevelFigure {
         key: "runqueue_latency_by_start",
@@ -175,12 +217,12 @@ pub static LEVEL_FIGURES: &[LevelFigure] = &[
         seconds: true,
         label: Some("began"),
         help: "Run-queue latency of {whose}, split by how the wait began: at a wakeup (it had blocked) or a preemption (switched out while runnable); the two sum to runqueue_latency.",
-        read: |t| {
+        read: Read::Tally(|t| {
             hists([
                 ("wakeup", &t.wakeup_wait_hist),
                 ("preemption", &t.preempt_wait_hist),
             ])
-        },
+        }),
     },
     LevelFigure {
         key: "slice",
@@ -189,7 +231,7 @@ pub static LEVEL_FIGURES: &[LevelFigure] = &[
         seconds: true,
         label: None,
         help: "On-CPU slice lengths of {whose} (sum estimated from the buckets).",
-        read: |t| t.slice_hist.as_ref().map(Reading::Hist),
+        read: Read::Tally(|t| t.slice_hist.as_ref().map(Reading::Hist)),
     },
     LevelFigure {
         key: "migrations_by_cause",
@@ -198,7 +240,7 @@ pub static LEVEL_FIGURES: &[LevelFigure] = &[
         seconds: false,
         label: Some("cause"),
         help: "Migrations of {whose} by cause: wakeup, load_balance, numa_balance, affinity, other (unattributed); they sum to migrations.",
-        read: |t| {
+        read: Read::Tally(|t| {
             let w = t.why.as_ref()?;
             Some(Reading::Counts(
                 MigCause::ALL
@@ -206,7 +248,7 @@ pub static LEVEL_FIGURES: &[LevelFigure] = &[
                     .map(|c| (c.key(), w.migrations_by_cause[*c as usize]))
                     .collect(),
             ))
-        },
+        }),
     },
     LevelFigure {
         key: "blocked_on",
@@ -215,7 +257,7 @@ pub static LEVEL_FIGURES: &[LevelFigure] = &[
         seconds: false,
         label: Some("reason"),
         help: "Voluntary switch-outs of {whose} by what was waited for (the syscall; other: unattributed); they sum to the voluntary switches.",
-        read: |t| {
+        read: Read::Tally(|t| {
             let w = t.why.as_ref()?;
             Some(Reading::Counts(
                 BlockReason::ALL
@@ -223,7 +265,7 @@ pub static LEVEL_FIGURES: &[LevelFigure] = &[
                     .map(|r| (r.key(), w.blocked_on[*r as usize]))
                     .collect(),
             ))
-        },
+        }),
     },
 ];
 
@@ -251,7 +293,7 @@ mod tests {
         let h = Log2Hist::from_counts([1]);
         let t = Tally {
             migrations: Some(1),
-            cross_node_migrations: Some(1),
+            counters: crate::model::counters::Counters::of(&[(0, 1), (11, 1)]),
             slice_hist: Some(h.clone()),
             wait_hist: Some(h.clone()),
             wakeup_wait_hist: Some(h.clone()),
@@ -259,8 +301,10 @@ mod tests {
             why: Some(Default::default()),
             ..Default::default()
         };
-        for f in LEVEL_FIGURES {
-            let r = (f.read)(&t).unwrap_or_else(|| panic!("{} reads nothing", f.key));
+        for f in LEVEL_FIGURES.iter() {
+            let r = f
+                .reading(&t)
+                .unwrap_or_else(|| panic!("{} reads nothing", f.key));
             let labelled = matches!(r, Reading::Counts(_) | Reading::Hists(_));
             assert_eq!(labelled, f.label.is_some(), "{}", f.key);
             let hist = matches!(r, Reading::Hist(_) | Reading::Hists(_));

@@ -85,7 +85,7 @@ impl Fx {
             process_comm: comm.into(),
             start_time_ns: u64::from(tid),
             migrations: Some(0),
-            cross_node_migrations: Some(0),
+            counters: crate::model::counters::Counters::zero(),
             wait_hist: Some(Log2Hist::new()),
             wakeup_wait_hist: Some(Log2Hist::new()),
             preempt_wait_hist: Some(Log2Hist::new()),
@@ -423,7 +423,10 @@ fn churn(cross: u64, busy: f64, nodes: &[u32]) -> Vec<Finding> {
     fx.thread(90, 90, "crunch", |t| {
         t.oncpu_ns = (busy * DT as f64) as u64;
         t.migrations = Some(moved);
-        t.cross_node_migrations = Some(moved);
+        t.counters = crate::model::counters::Counters::of(&[(
+            crate::model::counters::CTR_CROSS_NODE_MIGRATIONS,
+            moved,
+        )]);
         let mut c = [0u64; 5];
         c[MigCause::LoadBalance as usize] = moved;
         t.why = Some(Arc::new(WhySample {

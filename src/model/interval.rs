@@ -40,7 +40,8 @@ fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
     row.oncpu_ns = Some(t.oncpu_ns);
     row.wait_ns = Some(t.wait_ns);
     row.migrations = t.migrations;
-    row.cross_node_migrations = t.cross_node_migrations;
+    row.counters = t.counters;
+    row.interval_s = dt;
     row.vcsw_s = Some(ThreadInterval::per_s(t.voluntary, dt));
     row.nvcsw_s = Some(ThreadInterval::per_s(t.involuntary, dt));
     row.cpu_pct = (dt > 0.0).then(|| t.oncpu_ns as f64 / 1e9 / dt * 100.0);
@@ -58,9 +59,6 @@ fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
     row.p99_wakeup_wait_us = p99_us(t.wakeup_wait_hist.as_ref());
     row.p99_preempt_wait_us = p99_us(t.preempt_wait_hist.as_ref());
     row.migr_s = t.migrations.map(|m| ThreadInterval::per_s(m, dt));
-    row.xnode_s = t
-        .cross_node_migrations
-        .map(|m| ThreadInterval::per_s(m, dt));
     row.slice_hist = t.slice_hist;
     row.wait_hist = t.wait_hist;
     row.why = t.why.map(|mut w| {
@@ -89,7 +87,8 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         oncpu_ns: None,
         wait_ns: None,
         migrations: None,
-        cross_node_migrations: None,
+        counters: Default::default(),
+        interval_s: 0.0,
         vcsw_s: None,
         nvcsw_s: None,
         cpu_pct: None,
@@ -99,7 +98,6 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         p99_wakeup_wait_us: None,
         p99_preempt_wait_us: None,
         migr_s: None,
-        xnode_s: None,
         slice_hist: None,
         wait_hist: None,
         why: None,
@@ -314,7 +312,7 @@ impl EmptyIntervals {
         let kind = |h: &Option<Log2Hist>| h.as_ref().map_or(0, |h| 1 + u8::from(h.octaves_only));
         let shape = [
             u8::from(t.migrations.is_some()),
-            u8::from(t.cross_node_migrations.is_some()),
+            u8::from(t.counters.is_known()),
             kind(&t.slice_hist),
             kind(&t.wait_hist),
             kind(&t.wakeup_wait_hist),
@@ -343,7 +341,7 @@ fn quiet_interval(i: &ThreadInterval) -> bool {
         && i.oncpu_ns == 0
         && i.wait_ns == 0
         && i.migrations.unwrap_or(0) == 0
-        && i.cross_node_migrations.unwrap_or(0) == 0
+        && !i.counters.any()
         && i.anomalies == 0
         && empty(&i.slice_hist)
         && empty(&i.wait_hist)
@@ -371,7 +369,7 @@ fn reusable(row: &Row, t: &ThreadSample, paths: &[Arc<str>]) -> bool {
         && row.involuntary == t.involuntary
         && row.cgroup.as_deref() == path.map(|p| &**p)
         && row.migrations.is_some() == t.migrations.is_some()
-        && row.cross_node_migrations.is_some() == t.cross_node_migrations.is_some()
+        && row.counters.is_known() == t.counters.is_known()
         && same_kind(&row.slice_hist, &t.slice_hist)
         && same_kind(&row.wait_hist, &t.wait_hist)
         && same_kind(&row.wakeup_wait_hist, &t.wakeup_wait_hist)

@@ -3,10 +3,15 @@
 //! column: title, width, drop rank, which views), what CSV and JSON call it
 //! and what the help says about it, and how to read it from a `Row`. The
 //! table's columns, its help notes, `--batch`/`dump` JSON and CSV are all
-//! generated from `METRICS`; a new per-thread metric is one entry here.
+//! generated from `METRICS`; a new per-thread metric is one entry here,
+//! and a new per-thread counter one entry in counters.rs (its metrics are
+//! generated into `METRICS` where its descriptor says).
 //!
 //! The order is the order of JSON fields and CSV columns (an interface:
 //! README "Batch output"); table columns appear in the same order.
+use std::sync::LazyLock;
+
+use super::counters::{CounterDesc, CounterUnit, Display, COUNTERS};
 use super::hist::Log2Hist;
 use super::interval::Row;
 
@@ -39,6 +44,8 @@ pub enum Value<'a> {
     Text(&'a str),
     Hist(&'a Log2Hist),
     Flag(bool),
+    /// a counter family's values by label (the non-zero ones)
+    Labels(Vec<(&'static str, u64)>),
 }
 
 impl Value<'_> {
@@ -75,9 +82,37 @@ pub struct Metric {
     pub column: Option<ColumnSpec>,
     /// the CSV column and JSON field name (None: screen only)
     pub field: Option<&'static str>,
-    pub get: for<'a> fn(&'a Row) -> Value<'a>,
+    pub get: Get,
     /// a line of the help overlay (None: the title says enough)
     pub help: Option<&'static str>,
+}
+
+/// How a metric is read from a row.
+#[derive(Clone, Copy)]
+pub enum Get {
+    Row(for<'a> fn(&'a Row) -> Value<'a>),
+    /// a per-thread counter (counters.rs): its interval total, its
+    /// family's values by label, or its column's rate or share
+    Total(&'static CounterDesc),
+    ByLabel(&'static CounterDesc),
+    Column(&'static CounterDesc, Display),
+}
+
+impl Metric {
+    /// Its value in `r`.
+    pub fn value<'a>(&self, r: &'a Row) -> Value<'a> {
+        match self.get {
+            Get::Row(f) => f(r),
+            Get::Total(d) => opt_u(r.counter(d)),
+            Get::ByLabel(d) => d.by_label(&r.counters).map_or(Value::None, |v| {
+                Value::Labels(v.into_iter().filter(|&(_, n)| n != 0).collect())
+            }),
+            Get::Column(d, Display::PerSecond) => opt_f(r.counter_per_s(d)),
+            Get::Column(d, Display::ShareOfInterval) => {
+                opt_f(r.counter_per_s(d).map(|ns_s| ns_s / 1e9 * 100.0))
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Metric {
@@ -143,18 +178,73 @@ const fn field(key: &'static str, unit: Unit, get: for<'a> fn(&'a Row) -> Value<
         unit,
         column: None,
         field: Some(key),
-        get,
+        get: Get::Row(get),
         help: None,
     }
 }
 
-pub static METRICS: &[Metric] = &[
+/// Every metric: `FIXED` with each counter's (counters.rs) placed after
+/// the metric its descriptor names.
+pub static METRICS: LazyLock<Vec<Metric>> = LazyLock::new(|| {
+    let mut all: Vec<Metric> = FIXED.to_vec();
+    for d in COUNTERS {
+        let at = d
+            .after
+            .and_then(|k| all.iter().position(|m| m.key == k))
+            .map_or(all.len(), |i| i + 1);
+        all.splice(at..at, counter_metrics(d));
+    }
+    all
+});
+
+/// A counter's metrics: its total (JSON/CSV `<key>`), a family's values by
+/// label (`<key>_by_<label>`), its table column.
+fn counter_metrics(d: &'static CounterDesc) -> Vec<Metric> {
+    let unit = match d.unit {
+        CounterUnit::Ns => Unit::Nanoseconds,
+        CounterUnit::Count => Unit::Count,
+    };
+    let mut v = vec![Metric {
+        key: d.key,
+        unit,
+        column: None,
+        field: Some(d.key),
+        get: Get::Total(d),
+        help: None,
+    }];
+    if let Some(f) = d.family {
+        v.push(Metric {
+            key: f.by_label_key,
+            unit,
+            column: None,
+            field: Some(f.by_label_key),
+            get: Get::ByLabel(d),
+            help: None,
+        });
+    }
+    if let Some(c) = d.column {
+        v.push(Metric {
+            key: c.key,
+            unit: match c.display {
+                Display::PerSecond => Unit::PerSecond,
+                Display::ShareOfInterval => Unit::Percent,
+            },
+            column: col(c.title, c.width, c.drop_rank),
+            field: None,
+            get: Get::Column(d, c.display),
+            help: c.help,
+        });
+    }
+    v
+}
+
+static FIXED: &[Metric] = &[
     Metric {
         key: "tid",
         unit: Unit::Id,
         column: thread_col("TID", 7, 1),
         field: Some("tid"),
-        get: |r| Value::U(r.id.into()),
+        get: Get::Row(|r| Value::U(r.id.into())),
         help: None,
     },
     Metric {
@@ -162,7 +252,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Id,
         column: col("PID", 7, 10),
         field: Some("pid"),
-        get: |r| Value::U(r.pid.into()),
+        get: Get::Row(|r| Value::U(r.pid.into())),
         help: None,
     },
     Metric {
@@ -170,7 +260,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Name,
         column: col("COMM", 10, 0),
         field: Some("comm"),
-        get: |r| Value::Text(&r.comm),
+        get: Get::Row(|r| Value::Text(&r.comm)),
         help: None,
     },
     Metric {
@@ -178,7 +268,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Count,
         column: process_col("THR", 4, 7),
         field: None,
-        get: |r| Value::U(r.threads.into()),
+        get: Get::Row(|r| Value::U(r.threads.into())),
         help: None,
     },
     Metric {
@@ -186,7 +276,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Name,
         column: None,
         field: Some("process"),
-        get: |r| Value::Text(&r.process_comm),
+        get: Get::Row(|r| Value::Text(&r.process_comm)),
         help: None,
     },
     Metric {
@@ -194,7 +284,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Id,
         column: thread_col("CPU", 3, 8),
         field: Some("cpu"),
-        get: |r| r.cpu.map_or(Value::None, |c| Value::U(c.into())),
+        get: Get::Row(|r| r.cpu.map_or(Value::None, |c| Value::U(c.into()))),
         help: None,
     },
     field("voluntary", Unit::Count, |r| Value::U(r.voluntary)),
@@ -204,7 +294,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::PerSecond,
         column: col("VCSW/s", 6, 2),
         field: Some("voluntary_per_s"),
-        get: |r| opt_f(r.vcsw_s),
+        get: Get::Row(|r| opt_f(r.vcsw_s)),
         help: Some("VCSW/s voluntary (blocked, slept, yielded); NVCSW/s involuntary (preempted)"),
     },
     Metric {
@@ -213,7 +303,7 @@ pub static METRICS: &[Metric] = &[
         // rates are at most 6 wide ("123.4k"); the title sets NVCSW/s
         column: col("NVCSW/s", 7, 1),
         field: Some("involuntary_per_s"),
-        get: |r| opt_f(r.nvcsw_s),
+        get: Get::Row(|r| opt_f(r.nvcsw_s)),
         help: None,
     },
     Metric {
@@ -221,7 +311,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Percent,
         column: col("CPU%", 5, 3),
         field: None,
-        get: |r| opt_f(r.cpu_pct),
+        get: Get::Row(|r| opt_f(r.cpu_pct)),
         help: None,
     },
     Metric {
@@ -229,7 +319,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Nanoseconds,
         column: col("AVGSLICE", 8, 5),
         field: None,
-        get: |r| opt_f(r.avg_slice_ns),
+        get: Get::Row(|r| opt_f(r.avg_slice_ns)),
         help: Some("SLICE columns: CPU time per slice (a wall-clock one adds steal, IRQs)"),
     },
     Metric {
@@ -237,7 +327,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Microseconds,
         column: col("P99SLICE", 8, 6),
         field: None,
-        get: |r| opt_u(r.p99_slice_us.map(u64::from)),
+        get: Get::Row(|r| opt_u(r.p99_slice_us.map(u64::from))),
         help: Some("P99 columns: interpolated within a bucket a quarter octave wide"),
     },
     Metric {
@@ -245,7 +335,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Microseconds,
         column: col("P99WAIT", 7, 4),
         field: None,
-        get: |r| opt_u(r.p99_wait_us.map(u64::from)),
+        get: Get::Row(|r| opt_u(r.p99_wait_us.map(u64::from))),
         help: Some("P99WAIT: runnable (woken or preempted) until on CPU, as runqlat measures"),
     },
     Metric {
@@ -253,7 +343,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Microseconds,
         column: col("WAKEP99", 7, 14),
         field: None,
-        get: |r| opt_u(r.p99_wakeup_wait_us.map(u64::from)),
+        get: Get::Row(|r| opt_u(r.p99_wakeup_wait_us.map(u64::from))),
         help: Some("WAKEP99 / PREEMPTP99: the waits that began at a wakeup / a preemption"),
     },
     Metric {
@@ -261,7 +351,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Microseconds,
         column: col("PREEMPTP99", 10, 15),
         field: None,
-        get: |r| opt_u(r.p99_preempt_wait_us.map(u64::from)),
+        get: Get::Row(|r| opt_u(r.p99_preempt_wait_us.map(u64::from))),
         help: None,
     },
     field("oncpu_ns", Unit::Nanoseconds, |r| opt_u(r.oncpu_ns)),
@@ -272,19 +362,8 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::PerSecond,
         column: col("MIGR/s", 6, 9),
         field: None,
-        get: |r| opt_f(r.migr_s),
+        get: Get::Row(|r| opt_f(r.migr_s)),
         help: None,
-    },
-    field("cross_node_migrations", Unit::Count, |r| {
-        opt_u(r.cross_node_migrations)
-    }),
-    Metric {
-        key: "xnode",
-        unit: Unit::PerSecond,
-        column: col("XNODE/s", 7, 11),
-        field: None,
-        get: |r| opt_f(r.xnode_s),
-        help: Some("XNODE/s: migrations to a CPU of another NUMA node"),
     },
     field("slice_hist_us", Unit::Histogram, |r| hist(&r.slice_hist)),
     field("wait_hist_us", Unit::Histogram, |r| hist(&r.wait_hist)),
@@ -300,7 +379,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Count,
         column: thread_col("NI", 3, 12),
         field: Some("nice"),
-        get: |r| r.attrs.nice.map_or(Value::None, |n| Value::I(n.into())),
+        get: Get::Row(|r| r.attrs.nice.map_or(Value::None, |n| Value::I(n.into()))),
         help: Some("NI: the thread's nice value, -20 (favoured) to 19"),
     },
     Metric {
@@ -308,7 +387,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Name,
         column: col("BLOCKS ON", 10, 14),
         field: None,
-        get: |r| r.why.as_ref().map_or(Value::None, |w| text(&w.blocks_on)),
+        get: Get::Row(|r| r.why.as_ref().map_or(Value::None, |w| text(&w.blocks_on))),
         help: Some("BLOCKS ON: top block reason, its share; MIG BY: top migration cause"),
     },
     Metric {
@@ -316,7 +395,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Name,
         column: col("MIG BY", 6, 15),
         field: None,
-        get: |r| r.why.as_ref().map_or(Value::None, |w| text(w.migrated_by)),
+        get: Get::Row(|r| r.why.as_ref().map_or(Value::None, |w| text(w.migrated_by))),
         help: None,
     },
     Metric {
@@ -324,7 +403,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Name,
         column: None,
         field: Some("cgroup"),
-        get: |r| r.cgroup.as_deref().map_or(Value::None, Value::Text),
+        get: Get::Row(|r| r.cgroup.as_deref().map_or(Value::None, Value::Text)),
         help: None,
     },
     Metric {
@@ -332,7 +411,7 @@ pub static METRICS: &[Metric] = &[
         unit: Unit::Name,
         column: col("CGROUP", 18, 13),
         field: None,
-        get: |r| r.cgroup_name.as_deref().map_or(Value::None, Value::Text),
+        get: Get::Row(|r| r.cgroup_name.as_deref().map_or(Value::None, Value::Text)),
         help: Some("CGROUP: the cgroup whose CPU quota applies (short name; g: the cgroups view)"),
     },
 ];
@@ -374,7 +453,7 @@ mod tests {
         titles.sort_unstable();
         titles.dedup();
         assert_eq!(titles.len(), n, "duplicate title");
-        for m in METRICS {
+        for m in METRICS.iter() {
             if let Some(c) = m.column {
                 assert!(c.threads || c.processes, "{} shows nowhere", m.key);
                 assert!(c.width as usize >= 3, "{}", m.key);

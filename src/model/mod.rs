@@ -4,6 +4,7 @@ pub mod cgroup_name;
 pub mod cgroup_sample;
 pub mod compare;
 pub mod compare_figures;
+pub mod counters;
 pub mod cpus;
 pub mod fasthash;
 pub mod figures;

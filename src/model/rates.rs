@@ -5,6 +5,7 @@
 //! baseline if the source knows one, else it has no rate this interval.
 use super::fasthash::IdMap;
 
+use super::counters::Counters;
 use super::hist::Log2Hist;
 use super::sample::{Sample, ThreadSample};
 use super::why::{self, WhyCounts};
@@ -17,7 +18,8 @@ pub struct ThreadInterval {
     pub oncpu_ns: u64,
     pub wait_ns: u64,
     pub migrations: Option<u64>,
-    pub cross_node_migrations: Option<u64>,
+    /// the generic counters' deltas (model/counters.rs)
+    pub counters: Counters,
     pub slice_hist: Option<Log2Hist>,
     pub wait_hist: Option<Log2Hist>,
     /// migration causes and block reasons (None where the source has none)
@@ -97,9 +99,7 @@ pub fn thread_interval(cur: &ThreadSample, prev: Option<&ThreadSample>) -> Optio
             migrations: cur
                 .migrations
                 .map(|m| delta_counted(m, p.migrations.unwrap_or(0), &mut a)),
-            cross_node_migrations: cur
-                .cross_node_migrations
-                .map(|m| delta_counted(m, p.cross_node_migrations.unwrap_or(0), &mut a)),
+            counters: cur.counters.since(Some(&p.counters), &mut a),
             slice_hist: hist_delta(&cur.slice_hist, Some(&p.slice_hist), &mut a),
             wait_hist: hist_delta(&cur.wait_hist, Some(&p.wait_hist), &mut a),
             why: cur.why.as_ref().map(|w| {
@@ -129,7 +129,7 @@ pub fn thread_interval(cur: &ThreadSample, prev: Option<&ThreadSample>) -> Optio
                 oncpu_ns: delta_counted(cur.oncpu_ns, b.oncpu_ns, &mut a),
                 wait_ns: delta_counted(cur.wait_ns, b.wait_ns, &mut a),
                 migrations: cur.migrations,
-                cross_node_migrations: cur.cross_node_migrations,
+                counters: cur.counters.since(None, &mut a),
                 slice_hist: hist_delta(&cur.slice_hist, None, &mut a),
                 wait_hist: hist_delta(&cur.wait_hist, None, &mut a),
                 why: cur.why.as_ref().map(|w| {
@@ -154,7 +154,7 @@ pub fn thread_interval_or_all(cur: &ThreadSample, prev: Option<&ThreadSample>) -
         oncpu_ns: cur.oncpu_ns,
         wait_ns: cur.wait_ns,
         migrations: cur.migrations,
-        cross_node_migrations: cur.cross_node_migrations,
+        counters: cur.counters.clone(),
         slice_hist: cur.slice_hist.clone(),
         wait_hist: cur.wait_hist.clone(),
         why: cur

@@ -36,7 +36,11 @@ pub struct Row {
     pub oncpu_ns: Option<u64>,
     pub wait_ns: Option<u64>,
     pub migrations: Option<u64>,
-    pub cross_node_migrations: Option<u64>,
+    /// the interval's generic counters (model/counters.rs; unknown where
+    /// the source has none)
+    pub counters: crate::model::counters::Counters,
+    /// the interval's length in seconds (the counters' rates and shares)
+    pub interval_s: f64,
     pub vcsw_s: Option<f64>,
     pub nvcsw_s: Option<f64>,
     pub cpu_pct: Option<f64>,
@@ -48,8 +52,6 @@ pub struct Row {
     pub p99_wakeup_wait_us: Option<u32>,
     pub p99_preempt_wait_us: Option<u32>,
     pub migr_s: Option<f64>,
-    /// cross-node migrations per second (None where the source cannot see them)
-    pub xnode_s: Option<f64>,
     /// the interval's histograms (None where the source has none)
     pub slice_hist: Option<Log2Hist>,
     pub wait_hist: Option<Log2Hist>,
@@ -67,6 +69,17 @@ pub struct Row {
 }
 
 impl Row {
+    /// A counter's interval total (None: unknown).
+    pub fn counter(&self, d: &crate::model::counters::CounterDesc) -> Option<u64> {
+        d.total(&self.counters)
+    }
+
+    /// A counter per second of the interval (None: unknown, or no interval).
+    pub fn counter_per_s(&self, d: &crate::model::counters::CounterDesc) -> Option<f64> {
+        let v = self.counter(d)?;
+        (self.interval_s > 0.0).then(|| v as f64 / self.interval_s)
+    }
+
     /// Voluntary + involuntary switches per second, if known.
     pub fn switches_s(&self) -> Option<f64> {
         Some(self.vcsw_s? + self.nvcsw_s?)

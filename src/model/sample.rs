@@ -104,7 +104,10 @@ pub struct ThreadSample {
     pub wait_ns: u64,
     /// None where the source cannot see migrations (procfs).
     pub migrations: Option<u64>,
-    pub cross_node_migrations: Option<u64>,
+    /// the probe's generic counters (model/counters.rs), cumulative;
+    /// unknown where the source has none (procfs)
+    #[serde(default)]
+    pub counters: crate::model::counters::Counters,
     /// on-CPU slice lengths; None where the source has no histograms.
     pub slice_hist: Option<Log2Hist>,
     /// run-queue wait, from the moment the thread became runnable (a

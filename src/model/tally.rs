@@ -4,6 +4,7 @@
 //! "since start" and the exporter's running totals are all sums of these,
 //! and the level figures (figures.rs) read them, so a figure added here
 //! reaches every level and every sink by the same path.
+use super::counters::Counters;
 use super::hist::Log2Hist;
 use super::rates::ThreadInterval;
 use super::why::WhyCounts;
@@ -16,7 +17,8 @@ pub struct Tally {
     pub wait_ns: u64,
     /// None where the source cannot see migrations (procfs)
     pub migrations: Option<u64>,
-    pub cross_node_migrations: Option<u64>,
+    /// the generic counters (model/counters.rs), summed slot by slot
+    pub counters: Counters,
     /// None where the source has no histograms
     pub slice_hist: Option<Log2Hist>,
     pub wait_hist: Option<Log2Hist>,
@@ -36,7 +38,7 @@ impl Tally {
             oncpu_ns: i.oncpu_ns,
             wait_ns: i.wait_ns,
             migrations: i.migrations,
-            cross_node_migrations: i.cross_node_migrations,
+            counters: i.counters,
             slice_hist: i.slice_hist,
             wait_hist: i.wait_hist,
             wakeup_wait_hist: i.wakeup_wait_hist,
@@ -53,7 +55,7 @@ impl Tally {
         self.oncpu_ns = self.oncpu_ns.saturating_add(o.oncpu_ns);
         self.wait_ns = self.wait_ns.saturating_add(o.wait_ns);
         add_opt(&mut self.migrations, o.migrations);
-        add_opt(&mut self.cross_node_migrations, o.cross_node_migrations);
+        self.counters.add(&o.counters);
         merge_hist(&mut self.slice_hist, &o.slice_hist);
         merge_hist(&mut self.wait_hist, &o.wait_hist);
         merge_hist(&mut self.wakeup_wait_hist, &o.wakeup_wait_hist);
@@ -96,7 +98,7 @@ mod tests {
         let b = Tally {
             voluntary: 4,
             involuntary: 5,
-            cross_node_migrations: Some(1),
+            counters: Counters::of(&[(11, 1)]),
             wait_hist: Some(Log2Hist::from_counts([0, 0, 1, 7])),
             ..Default::default()
         };
@@ -105,7 +107,7 @@ mod tests {
         assert_eq!(s.voluntary, 7);
         assert_eq!(s.involuntary, u64::MAX, "saturates, never wraps");
         assert_eq!(s.migrations, Some(2));
-        assert_eq!(s.cross_node_migrations, Some(1));
+        assert_eq!(s.counters.get(11), Some(1));
         assert_eq!(s.wait_hist, Some(Log2Hist::from_counts([1, 0, 3, 7])));
         assert_eq!(s.slice_hist, None, "unknown on both sides stays unknown");
     }

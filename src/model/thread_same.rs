@@ -28,7 +28,7 @@ impl ThreadSample {
             oncpu_ns,
             wait_ns,
             migrations,
-            cross_node_migrations,
+            counters,
             slice_hist,
             wait_hist,
             wakeup_wait_hist,
@@ -50,7 +50,7 @@ impl ThreadSample {
             && r.oncpu_ns == *oncpu_ns
             && r.wait_ns == *wait_ns
             && r.migrations == *migrations
-            && r.cross_node_migrations == *cross_node_migrations
+            && r.counters == *counters
             && r.baseline == *baseline
             && r.exited == *exited
             && r.attrs == *attrs

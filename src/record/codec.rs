@@ -5,6 +5,7 @@
 //! separate streams per kind of field (ids, flags, names, small counters,
 //! nanosecond counters, histograms) so zstd sees like next to like.
 //! Everything round-trips exactly: decode(encode(s, p), p) == s.
+use crate::model::counters::{Counters, CTR_CROSS_NODE_MIGRATIONS};
 use crate::model::rates::ThreadMatcher;
 use crate::model::row::no_name;
 
@@ -12,6 +13,7 @@ use super::codec_attrs::{get_attrs, put_attrs};
 pub(super) use super::codec_budget::Budget;
 pub use super::codec_budget::{decoded_size, thread_size, MAX_DECODED};
 use super::codec_cgroups::{decode_cgroups, encode_cgroups, has_cgroups};
+use super::codec_counters::{get_counters, put_counters};
 use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migrations};
 use super::codec_hist::{decode_hist, encode_hist, fine_hists};
 pub(super) use super::codec_streams::STREAMS;
@@ -35,6 +37,8 @@ const F_PCOMM: u64 = 1 << 2;
 const F_CPU: u64 = 1 << 3;
 const F_START: u64 = 1 << 4;
 const F_MIG: u64 = 1 << 5;
+/// format 5 and older: cross-node migrations, a field of their own (in
+/// small); read into their counter slot, never written now
 const F_XNODE: u64 = 1 << 6;
 const F_SLICE: u64 = 1 << 7;
 const F_WAIT: u64 = 1 << 8;
@@ -55,6 +59,9 @@ const F_PREEMPT: u64 = 1 << 15;
 /// (no other bit, nothing in the other streams): most of a big machine's
 /// threads between two Samples
 const F_SAME: u64 = 1 << 16;
+/// format 6: the thread's generic counters are known; the changed slots
+/// follow in meta (codec_counters.rs)
+const F_COUNTERS: u64 = 1 << 17;
 
 /// Encode `cur`; a delta on `prev` when given, else a key frame.
 pub fn encode(cur: &Sample, prev: Option<&Sample>) -> Vec<u8> {
@@ -288,8 +295,8 @@ fn fill_streams(s: &mut Streams, threads: &[ThreadSample], prev: &[ThreadSample]
         if t.migrations.is_some() {
             f |= F_MIG;
         }
-        if t.cross_node_migrations.is_some() {
-            f |= F_XNODE;
+        if t.counters.is_known() {
+            f |= F_COUNTERS;
         }
         if t.slice_hist.is_some() {
             f |= F_SLICE;
@@ -338,6 +345,9 @@ fn fill_streams(s: &mut Streams, threads: &[ThreadSample], prev: &[ThreadSample]
         if f & F_ATTRS != 0 {
             put_attrs(&mut s.meta, &t.attrs);
         }
+        if f & F_COUNTERS != 0 {
+            put_counters(&mut s.meta, &t.counters, r.map(|r| &r.counters));
+        }
         if f & F_COMM != 0 {
             put_bytes(&mut s.strs, t.comm.as_bytes());
         }
@@ -347,11 +357,6 @@ fn fill_streams(s: &mut Streams, threads: &[ThreadSample], prev: &[ThreadSample]
         put_delta(&mut s.small, t.voluntary, r.map_or(0, |r| r.voluntary));
         put_delta(&mut s.small, t.involuntary, r.map_or(0, |r| r.involuntary));
         opt_delta(&mut s.small, t.migrations, r.and_then(|r| r.migrations));
-        opt_delta(
-            &mut s.small,
-            t.cross_node_migrations,
-            r.and_then(|r| r.cross_node_migrations),
-        );
         put_ns(s, t.oncpu_ns, r.map_or(0, |r| r.oncpu_ns));
         put_ns(s, t.wait_ns, r.map_or(0, |r| r.wait_ns));
         for (h, rh) in [
@@ -470,6 +475,12 @@ fn decode_threads(
         } else {
             r.map_or(ThreadAttrs::default(), |r| r.attrs)
         };
+        let mut counters = if f & F_COUNTERS != 0 {
+            let start = r.map_or_else(Counters::zero, |r| r.counters.clone());
+            get_counters(&mut meta, start, b)?
+        } else {
+            Counters::UNKNOWN
+        };
         // an unchanged name is the previous frame's, shared; a written one
         // the same as the thread's before is shared with it
         let comm: Name = if need(F_COMM) {
@@ -490,11 +501,14 @@ fn decode_threads(
         } else {
             None
         };
-        let cross_node_migrations = if f & F_XNODE != 0 {
-            Some(small.delta(r.and_then(|r| r.cross_node_migrations).unwrap_or(0))?)
-        } else {
-            None
-        };
+        if f & F_XNODE != 0 {
+            let before = r.and_then(|r| r.counters.get(CTR_CROSS_NODE_MIGRATIONS));
+            let v = small.delta(before.unwrap_or(0))?;
+            if !counters.any() && v != 0 {
+                b.take(super::codec_counters::COUNTERS_SIZE)?;
+            }
+            counters.set(CTR_CROSS_NODE_MIGRATIONS, v);
+        }
         let oncpu_ns = get_ns(&mut ns, &mut ns_lo, r.map_or(0, |r| r.oncpu_ns))?;
         let wait_ns = get_ns(&mut ns, &mut ns_lo, r.map_or(0, |r| r.wait_ns))?;
         let mut read_hist = |bit: u64, rh: Option<&Log2Hist>| -> DResult<Option<Log2Hist>> {
@@ -519,7 +533,7 @@ fn decode_threads(
             oncpu_ns,
             wait_ns,
             migrations,
-            cross_node_migrations,
+            counters,
             slice_hist,
             wait_hist,
             wakeup_wait_hist,

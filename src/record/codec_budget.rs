@@ -40,6 +40,11 @@ pub fn thread_size(t: &ThreadSample) -> usize {
         + hist(&t.wait_hist)
         + hist(&t.wakeup_wait_hist)
         + hist(&t.preempt_wait_hist)
+        + if t.counters.any() {
+            super::codec_counters::COUNTERS_SIZE
+        } else {
+            0
+        }
 }
 
 /// Memory `s` takes as the decoder counts it (see MAX_DECODED).

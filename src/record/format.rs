@@ -11,7 +11,7 @@ pub const MAGIC: [u8; 4] = [0xA5, b'S', b'T', b'R'];
 /// Bytes in a frame header.
 pub const HEADER_LEN: usize = 36;
 /// Format version this build writes; it reads every version up to it.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 /// Largest payload a frame may declare. Checked before anything is allocated.
 pub const MAX_PAYLOAD: u32 = 32 << 20;
 /// Largest a decompressed Sample may be (a Sample of 100,000 threads is

@@ -18,6 +18,7 @@ pub mod codec;
 mod codec_attrs;
 mod codec_budget;
 mod codec_cgroups;
+mod codec_counters;
 mod codec_counts;
 mod codec_cpus;
 mod codec_hist;

@@ -1,6 +1,9 @@
 //! Deterministic synthetic Samples for tests, benchmarks, the fuzz corpus
 //! and the compatibility fixture: cumulative counters that grow the way a
 //! busy machine's do (every thread runs every interval), with histograms.
+use crate::model::counters::{
+    CTR_CROSS_NODE_MIGRATIONS, CTR_STOLEN_HARDIRQ_NS, CTR_STOLEN_SOFTIRQ_NS, SOFTIRQ_VECTORS,
+};
 use crate::model::{
     CpuSample, CpuTopology, HostInfo, Log2Hist, Losses, MigrationCount, RqSample, Sample,
     SourceKind, ThreadSample, Topology,
@@ -86,11 +89,18 @@ fn new_thread(rng: &mut Rng, tid: u32, cpus: u32, now_ns: u64) -> ThreadSample {
         cpu: rng.below(cpus.into()) as u32,
         start_time_ns: now_ns.saturating_sub(rng.below(1 << 40)),
         migrations: Some(0),
-        cross_node_migrations: Some(0),
+        counters: crate::model::counters::Counters::zero(),
         slice_hist: Some(Log2Hist::new()),
         wait_hist: Some(Log2Hist::new()),
         baseline: Some(Box::default()),
         ..Default::default()
+    }
+}
+
+/// Add `n` to a counter slot of a thread whose counters are known.
+fn bump(t: &mut ThreadSample, slot: usize, n: u64) {
+    if let Some(v) = t.counters.get(slot) {
+        t.counters.set(slot, v + n);
     }
 }
 
@@ -129,6 +139,17 @@ fn advance(rng: &mut Rng, t: &mut ThreadSample, cpus: u32, uniform: bool) {
         if rng.below(10) == 0 {
             t.migrations = t.migrations.map(|m| m + 1);
             t.cpu = rng.below(cpus.into()) as u32;
+            if t.tid.is_multiple_of(3) {
+                bump(t, CTR_CROSS_NODE_MIGRATIONS, 1);
+            }
+        }
+        // interrupts took a sliver of its time on CPU: hardirqs, and one
+        // softirq kind by its character (no random draw: the rest of the
+        // stream stays as it was)
+        if t.counters.is_known() && t.tid.is_multiple_of(4) {
+            bump(t, CTR_STOLEN_HARDIRQ_NS, oncpu / 256);
+            let kind = CTR_STOLEN_SOFTIRQ_NS + (t.tid as usize / 4) % SOFTIRQ_VECTORS;
+            bump(t, kind, oncpu / 64);
         }
         return;
     }

@@ -70,7 +70,7 @@ impl Column {
     /// The cell's text (names still raw: the table escapes them).
     pub fn cell(self, r: &Row) -> String {
         let m = self.metric();
-        cell_text(m.unit, &(m.get)(r))
+        cell_text(m.unit, &m.value(r))
     }
 
     /// Order of two rows by this column; `descending` flips known values
@@ -82,7 +82,7 @@ impl Column {
 
 /// `Column::compare` with the metric looked up once (sorting many rows).
 pub fn compare_by(m: &Metric, a: &Row, b: &Row, descending: bool) -> Ordering {
-    let (va, vb) = ((m.get)(a), (m.get)(b));
+    let (va, vb) = (m.value(a), m.value(b));
     let primary = if let (Value::Text(x), Value::Text(y)) = (&va, &vb) {
         let o = x.to_lowercase().cmp(&y.to_lowercase());
         if descending {
@@ -123,6 +123,7 @@ pub fn cell_text(unit: Unit, v: &Value) -> String {
         (_, Value::Text(t)) => format::escape_name(t),
         (_, Value::Flag(b)) => if *b { "yes" } else { "no" }.to_string(),
         (_, Value::Hist(h)) => h.total().to_string(),
+        (_, Value::Labels(v)) => v.iter().map(|p| p.1).sum::<u64>().to_string(),
     }
 }
 

@@ -253,7 +253,14 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
         oncpu_ns,
         wait_ns,
         migrations: bpf.then_some(migr),
-        cross_node_migrations: bpf.then_some(migr / 4),
+        counters: if bpf {
+            crate::model::counters::Counters::of(&[(
+                crate::model::counters::CTR_CROSS_NODE_MIGRATIONS,
+                migr / 4,
+            )])
+        } else {
+            crate::model::counters::Counters::UNKNOWN
+        },
         slice_hist: bpf.then_some(slice),
         wait_hist: bpf.then_some(wait),
         wakeup_wait_hist: bpf.then_some(wakeup),

@@ -45,7 +45,7 @@ impl SortKeys {
     fn of(metric: &Metric, descending: bool, base: &[Row]) -> Option<SortKeys> {
         let keys = base
             .iter()
-            .map(|r| match (metric.get)(r) {
+            .map(|r| match metric.value(r) {
                 Value::Text(_) => None,
                 v => Some(SortKey {
                     value: v.number().unwrap_or(0.0),

@@ -130,7 +130,10 @@ pub fn sample_a() -> Sample {
         oncpu_ns: 3_000_000_000,
         wait_ns: 100_000_000,
         migrations: Some(10),
-        cross_node_migrations: Some(2),
+        counters: schedtop::model::counters::Counters::of(&[(
+            schedtop::model::counters::CTR_CROSS_NODE_MIGRATIONS,
+            2,
+        )]),
         slice_hist: Some(hist(&[(40, 100), (44, 20)])),
         wait_hist: Some(hist(&[(8, 7)])),
         why: why([2, 3, 0, 1, 0], [100, 200, 0, 0, 0, 0, 0, 0, 0]),
@@ -173,7 +176,10 @@ pub fn sample_b() -> Sample {
         oncpu_ns: 4_500_000_000,
         wait_ns: 500_000_000,
         migrations: Some(16),
-        cross_node_migrations: Some(3),
+        counters: schedtop::model::counters::Counters::of(&[(
+            schedtop::model::counters::CTR_CROSS_NODE_MIGRATIONS,
+            3,
+        )]),
         slice_hist: Some(hist(&[(40, 130), (41, 5), (44, 20)])),
         wait_hist: Some(hist(&[(4, 2), (8, 10)])),
         why: why([4, 4, 0, 1, 0], [400, 350, 0, 0, 0, 0, 0, 0, 10]),

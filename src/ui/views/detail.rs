@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
 use ratatui::Frame;
 
+use crate::model::counters::{CounterDesc, CounterUnit, COUNTERS};
 use crate::model::interval::{Row, RowKey};
 use crate::model::Log2Hist;
 use crate::ui::app::{AppState, HistScope, WaitView};
@@ -55,7 +56,43 @@ fn figures(r: &Row, series: &[u64]) -> Line<'static> {
         "avg slice",
         r.avg_slice_ns.map_or_else(dash, format::duration_ns),
     );
+    // the per-thread counters (model/counters.rs) that counted something
+    for (label, v) in counter_figures(r) {
+        pair(label, v);
+    }
     Line::from(s)
+}
+
+/// Each counter with a non-zero interval total, as its descriptor says: a
+/// time as a share of the interval, a count per second; a family with its
+/// largest label values after it.
+fn counter_figures(r: &Row) -> Vec<(&'static str, String)> {
+    let show = |d: &CounterDesc, n: u64| match d.unit {
+        CounterUnit::Ns if r.interval_s > 0.0 => {
+            format::percent(n as f64 / 1e9 / r.interval_s * 100.0)
+        }
+        _ if r.interval_s > 0.0 => format!("{}/s", format::rate(n as f64 / r.interval_s)),
+        _ => n.to_string(),
+    };
+    COUNTERS
+        .iter()
+        .filter_map(|d| {
+            let total = r.counter(d).filter(|&n| n > 0)?;
+            let mut text = show(d, total);
+            if d.family.is_some() {
+                let mut by = d.by_label(&r.counters).unwrap_or_default();
+                by.retain(|&(_, n)| n > 0);
+                by.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
+                let top: Vec<String> = by
+                    .iter()
+                    .take(3)
+                    .map(|&(k, n)| format!("{k} {}", show(d, n)))
+                    .collect();
+                text = format!("{text} ({})", top.join(", "));
+            }
+            Some((d.detail, text))
+        })
+        .collect()
 }
 
 fn hist_block(

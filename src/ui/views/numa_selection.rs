@@ -2,6 +2,7 @@
 //! nodes' flows are highlighted.
 use ratatui::text::{Line, Span};
 
+use crate::model::counters::CROSS_NODE;
 use crate::model::interval::{Row, RowKey};
 use crate::model::why::MigCause;
 use crate::ui::app::AppState;
@@ -52,7 +53,7 @@ pub(super) fn selection_line(app: &AppState) -> Line<'static> {
     let by_cause = cause_moves(app, r);
     if nodes.is_empty() {
         s.push(Span::styled(
-            match (r.xnode_s, by_cause) {
+            match (r.counter_per_s(&CROSS_NODE), by_cause) {
                 (None, _) => "cross-node migrations unknown".to_string(),
                 (Some(x), Some((c, 0))) if x > 0.0 => {
                     format!("no {} migrations in the last interval", c.key())
@@ -69,7 +70,8 @@ pub(super) fn selection_line(app: &AppState) -> Line<'static> {
         s.push(Span::styled(
             format!(
                 "{} cross-node migrations/s; flows of node{} {} highlighted{of_cause}",
-                r.xnode_s.map_or_else(|| "-".into(), format::rate),
+                r.counter_per_s(&CROSS_NODE)
+                    .map_or_else(|| "-".into(), format::rate),
                 if list.len() == 1 { "" } else { "s" },
                 list.join(", ")
             ),
