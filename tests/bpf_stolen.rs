@@ -331,13 +331,17 @@ fn a_spinners_stolen_time_matches_bpftrace_under_a_softirq_flood_and_is_zero_whe
         "stolen {stolen} ns, bpftrace {oracle} ns: more than 10 % apart"
     );
 
+    let flood_share = stolen as f64 / oncpu as f64;
     let (oncpu, stolen, oracle, _) = run(cpu, other, None, 3);
     assert!(oncpu > 500_000_000, "the quiet spinner ran {oncpu} ns");
-    // the timer tick and the odd IPI: well under 1 % of its time, and what
-    // there is agrees with bpftrace within 10 % or 100 us
+    // the timer tick, the odd IPI and whatever else the machine does on
+    // that CPU (a shared machine's disk completions): ~0 next to the
+    // flood's, and what there is agrees with bpftrace within 10 % or 100 us
+    let quiet_share = stolen as f64 / oncpu as f64;
     assert!(
-        stolen * 100 < oncpu,
-        "quiet spinner: {stolen} ns stolen in {oncpu} ns"
+        quiet_share < 0.02 && quiet_share * 5.0 < flood_share,
+        "quiet spinner: {stolen} ns stolen in {oncpu} ns (flood: {:.1} %)",
+        flood_share * 100.0
     );
     assert!(
         stolen.abs_diff(oracle) * 10 <= oracle.max(1_000_000),

@@ -197,7 +197,7 @@ pub struct CpuIrqSample {
     pub stat_irq_ns: u64,
     pub stat_softirq_ns: u64,
     pub stat_steal_ns: u64,
-    /// the probes' own hardirq and softirq time (bpf/stolen.bpf.h), idle
+    /// the interrupt-time probes' own hardirq and softirq time, idle
     /// included; None where they are off
     pub probe_irq_ns: Option<u64>,
     pub probe_softirq_ns: Option<u64>,
