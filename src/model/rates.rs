@@ -448,12 +448,10 @@ pub struct CpuInterval {
     pub switches: u64,
     pub busy_ns: u64,
     pub rq: Option<RqInterval>,
-    /// None where either end has no interrupt figures
-    pub irq: Option<CpuIrqShares>,
+    pub irq: Option<CpuIrqShares>, // None: an end without interrupt figures
 }
 
-/// Shares of one interval (%) a CPU spent in interrupts or lost to steal;
-/// the probes' figures None where they were off.
+/// A CPU's interrupt and steal shares of one interval (%); probes' None: off.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CpuIrqShares {
     pub irq_pct: f64,
