@@ -132,6 +132,7 @@ struct pt_regs {
 /* only the enumerator's name matters: does the kernel have the helper */
 enum bpf_func_id {
 	BPF_FUNC_task_pt_regs = 175,
+	BPF_FUNC_get_current_task_btf = 158,
 };
 
 struct task_struct {

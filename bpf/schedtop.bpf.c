@@ -273,6 +273,7 @@ static __always_inline void save_exited(struct task_struct *t, struct thread_sta
 
 #include "why.bpf.h"
 #include "dirty.bpf.h"
+#include "stolen.bpf.h"
 
 static __always_inline void count_wait(struct thread_stats *s, u64 ns, u64 n, bool wakeup)
 {

@@ -15,7 +15,7 @@ for flag in "$@"; do
         # anchor of bench/scale.sh; systemd-analyze checks the .deb's units
         # openssl makes the TLS test's certificate; mkfs.ext4 and losetup
         # the small filesystem the black box fills
-        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool bpftrace htop systemd
+        need_pkgs+=(tmux linux-perf librsvg2-bin util-linux procps bpftool bpftrace htop systemd iproute2
             openssl e2fsprogs mount) ;;
     --matrix)
         # scripts/kernel-matrix.sh: other kernels under QEMU, an initramfs

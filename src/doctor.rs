@@ -121,6 +121,11 @@ pub fn run() -> anyhow::Result<()> {
             f.detail
         );
     }
+    // Linux keeps steal per CPU only (the paravirt steal clock)
+    crate::outln!(
+        "steal:             per CPU only (/proc/stat steal; 0 without a hypervisor steal clock); \
+         the kernel has no per-thread steal figure, so none is shown"
+    );
     for line in cgroup_notes(Path::new("/proc")) {
         crate::outln!("{line}");
     }

@@ -46,9 +46,28 @@ fn doctor_lists_each_feature_on_or_off_with_a_reason() {
         "migrations",
         "exits",
         "tracer",
+        "interrupt time",
     ] {
         assert_eq!(status(name).0, "on", "{name}\n{d}");
     }
+    // what /proc/stat's irq columns mean, against the kernel's own config
+    let config = Command::new("sh")
+        .args([
+            "-c",
+            "zcat /proc/config.gz 2>/dev/null || cat /boot/config-$(uname -r)",
+        ])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let reason = status("interrupt time").1;
+    if config.contains("CONFIG_IRQ_TIME_ACCOUNTING=y") {
+        assert!(reason.contains("exact"), "{reason}");
+    } else if config.contains("# CONFIG_IRQ_TIME_ACCOUNTING is not set") {
+        assert!(reason.contains("tick-sampled"), "{reason}");
+    } else {
+        common::cannot_run("the kernel's config is not readable here");
+    }
+    assert!(d.contains("steal:"), "doctor says nothing of steal:\n{d}");
 }
 
 #[test]

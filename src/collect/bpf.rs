@@ -19,7 +19,9 @@ use super::kept_threads::{fresh_by_key, Kept};
 use super::perf::open_cpu_clock;
 use super::system::{monotonic_ns, now_ns, read_cpu_busy_ns, read_system};
 use crate::model::fasthash::IdMap;
-use crate::model::{CpuSample, Losses, MigrationCount, RqSample, Sample, Threads, Topology};
+use crate::model::{
+    CpuIrqSample, CpuSample, Losses, MigrationCount, RqSample, Sample, Threads, Topology,
+};
 
 use super::bpf_skel::types::{cpu_stats, drop_stats, thread_stats};
 use super::bpf_skel::SchedtopSkel;
@@ -37,6 +39,8 @@ pub struct BpfSource {
     topology: Topology,
     /// the run-queue sampler's events and links; empty when it is off
     _rq_events: Vec<(OwnedFd, Link)>,
+    /// the interrupt-time probes (collect/irq_time.rs), attached while held
+    _irq_links: Vec<Link>,
     rq_error: Option<String>,
     /// the task iterator's link: each drain opens one pass over all threads
     iter_link: Link,
@@ -93,6 +97,7 @@ impl BpfSource {
             rq_unavailable,
             attach_ns,
             dirty_sets,
+            irq_time_off,
         } = load(&topology, storage, !run_delay_waits)?;
 
         // attach the tracepoints one by one: the perf_event program is attached per CPU below
@@ -111,6 +116,22 @@ impl BpfSource {
                     .context(attach_failed)?,
             );
         }
+        let (irq_links, irq_time) = match irq_time_off {
+            Some(why) => (Vec::new(), Err(why)),
+            None => match super::irq_time::attach(&skel) {
+                Ok((links, names)) => (links, Ok(names.join(", "))),
+                Err(e) => (Vec::new(), Err(format!("{e:#}"))),
+            },
+        };
+        let note = super::irq_time::proc_stat_irq_note();
+        features.set(
+            Feature::IrqTime,
+            irq_time.is_ok(),
+            match &irq_time {
+                Ok(names) => format!("{} (hardirq: {names}); {note}", super::irq_time::HOW),
+                Err(why) => format!("{why}; {note}"),
+            },
+        );
         let iter_link = skel
             .progs
             .dump_threads
@@ -174,6 +195,7 @@ impl BpfSource {
             features,
             topology,
             _rq_events: rq_events,
+            _irq_links: irq_links,
             rq_error,
             iter_link,
             last_drain_ns: attach_ns,
@@ -437,6 +459,8 @@ impl BpfSource {
         // busy time is the kernel's own per-CPU accounting: no clock read
         // on the switch path
         let busy = read_cpu_busy_ns(Path::new("/proc"));
+        let irq = super::system::read_cpu_irq_ns(Path::new("/proc"));
+        let probes = !self._irq_links.is_empty();
         let mut out = Vec::new();
         for c in &self.topology.cpus {
             let Some(st) = per_cpu.get(c.cpu as usize) else {
@@ -446,6 +470,13 @@ impl BpfSource {
                 cpu: c.cpu,
                 switches: st.switches,
                 busy_ns: busy.get(&c.cpu).copied().unwrap_or(0),
+                irq: irq.get(&c.cpu).map(|&[i, s, steal]| CpuIrqSample {
+                    stat_irq_ns: i,
+                    stat_softirq_ns: s,
+                    stat_steal_ns: steal,
+                    probe_irq_ns: probes.then_some(st.irq_ns),
+                    probe_softirq_ns: probes.then(|| st.softirq_ns.iter().sum()),
+                }),
                 rq: sampling.then(|| RqSample {
                     samples: st.rq_samples,
                     sum: st.rq_sum,

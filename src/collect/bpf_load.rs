@@ -33,6 +33,9 @@ pub struct Loaded {
     /// the probe queues changed threads in dirty sets (bpf/dirty.bpf.h)
     /// and drains read only those
     pub dirty_sets: bool,
+    /// why the interrupt-time probes are not in the object (None: loaded,
+    /// to attach)
+    pub irq_time_off: Option<String>,
 }
 
 // bits returned by the probe_features program (bpf/schedtop.h FEAT_*)
@@ -100,6 +103,7 @@ fn open_and_load(
     attach_ns: u64,
     wait_from_wakeup: bool,
     dirty_sets: bool,
+    irq_time: bool,
 ) -> Result<SchedtopSkel<'static>> {
     // The skeleton borrows its object storage for its whole life; the
     // source lives until the process ends, so the storage is leaked once.
@@ -128,6 +132,7 @@ fn open_and_load(
         super::why_syscalls::fill(&mut ro.syscall_reason);
         ro.cause_matrix_cpus = super::why_drain::cause_matrix_cpus(nr_cpus);
     }
+    super::irq_time::prepare(&mut open, irq_time);
     open.maps
         .migration_matrix
         .set_max_entries(nr_cpus * nr_cpus)
@@ -214,11 +219,34 @@ fn rq_fields(bits: u32) -> &'static str {
 }
 
 /// Load with per-thread state where the kernel allows (`storage` None), or
-/// in the place given.
+/// in the place given; with the interrupt-time probes where they load
+/// (`irq_time_off` says why not).
 pub fn load(
     topology: &Topology,
     storage: Option<Storage>,
     wait_from_wakeup: bool,
+) -> Result<Loaded> {
+    let why_not = (!super::irq_time::wanted()).then(|| "turned off (SCHEDTOP_IRQ_TIME=0)".into());
+    if why_not.is_none() {
+        match load_with(topology, storage, wait_from_wakeup, true) {
+            Ok(l) => return Ok(l),
+            Err(e) => {
+                let mut l = load_with(topology, storage, wait_from_wakeup, false)?;
+                l.irq_time_off = Some(format!("the probes did not load: {e:#}"));
+                return Ok(l);
+            }
+        }
+    }
+    let mut l = load_with(topology, storage, wait_from_wakeup, false)?;
+    l.irq_time_off = why_not;
+    Ok(l)
+}
+
+fn load_with(
+    topology: &Topology,
+    storage: Option<Storage>,
+    wait_from_wakeup: bool,
+    irq_time: bool,
 ) -> Result<Loaded> {
     let nr_cpus = libbpf_rs::num_possible_cpus().context("counting possible CPUs")? as u32;
     let nr_cpus = nr_cpus.max(topology.cpu_slots()).max(1);
@@ -233,6 +261,7 @@ pub fn load(
             attach_ns,
             wait_from_wakeup,
             dirty,
+            irq_time,
         )
     };
     let mut dirty_sets = false;
@@ -256,6 +285,7 @@ pub fn load(
                 attach_ns,
                 wait_from_wakeup,
                 false,
+                irq_time,
             ) {
                 Ok(skel) => (
                     skel,
@@ -273,6 +303,7 @@ pub fn load(
                 attach_ns,
                 wait_from_wakeup,
                 false,
+                irq_time,
             )?,
             Storage::TidHash,
             if forced_tid_map {
@@ -354,6 +385,7 @@ pub fn load(
         rq_unavailable,
         attach_ns,
         dirty_sets,
+        irq_time_off: (!irq_time).then(String::new),
     })
 }
 
@@ -372,7 +404,7 @@ impl BucketCode {
             Storage::TidHash
         };
         Ok(BucketCode {
-            skel: open_and_load(1, storage, 0, true, false)?,
+            skel: open_and_load(1, storage, 0, true, false, false)?,
         })
     }
 

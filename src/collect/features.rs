@@ -19,16 +19,19 @@ pub enum Feature {
     Exits,
     /// the raw-event flight recorder (`trace`, `--flight`)
     Tracer,
+    /// time interrupts take from threads and CPUs (collect/irq_time.rs)
+    IrqTime,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 6] = [
+    pub const ALL: [Feature; 7] = [
         Feature::SwitchCounts,
         Feature::Histograms,
         Feature::Migrations,
         Feature::RunQueue,
         Feature::Exits,
         Feature::Tracer,
+        Feature::IrqTime,
     ];
 
     pub fn name(self) -> &'static str {
@@ -39,6 +42,7 @@ impl Feature {
             Feature::RunQueue => "run-queue sampler",
             Feature::Exits => "exits",
             Feature::Tracer => "tracer",
+            Feature::IrqTime => "interrupt time",
         }
     }
 }

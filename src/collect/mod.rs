@@ -13,6 +13,7 @@ mod changed_threads;
 mod exit_drainer;
 pub mod features;
 pub mod flight;
+pub mod irq_time;
 mod kept_threads;
 mod name_intern;
 mod outside_threads;

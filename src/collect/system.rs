@@ -59,6 +59,33 @@ pub fn read_cpu_busy_ns(proc_root: &Path) -> std::collections::HashMap<u32, u64>
     out
 }
 
+/// Per-CPU irq, softirq and steal time from /proc/stat, cumulative ns
+/// (what the columns mean on this kernel: collect/irq_time.rs).
+pub fn read_cpu_irq_ns(proc_root: &Path) -> std::collections::HashMap<u32, [u64; 3]> {
+    // SAFETY: sysconf has no preconditions.
+    let tck = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let ns_per_tick = 1_000_000_000 / if tck > 0 { tck as u64 } else { 100 };
+    let mut out = std::collections::HashMap::new();
+    let Ok(stat) = fs::read_to_string(proc_root.join("stat")) else {
+        return out;
+    };
+    for line in stat.lines() {
+        let mut it = line.split_whitespace();
+        let Some(cpu) = it
+            .next()
+            .and_then(|k| k.strip_prefix("cpu"))
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // user nice system idle iowait irq softirq steal
+        let f: Vec<u64> = it.take(8).map(|v| v.parse().unwrap_or(0)).collect();
+        let get = |i: usize| f.get(i).copied().unwrap_or(0).saturating_mul(ns_per_tick);
+        out.insert(cpu, [get(5), get(6), get(7)]);
+    }
+    out
+}
+
 pub use crate::util::clock::{monotonic_ns, now_ns};
 
 pub fn hostname() -> String {
@@ -100,5 +127,10 @@ ctxt 12345\nprocs_running 3\nprocs_blocked 1\n",
         assert_eq!(busy[&0], 19 * tick);
         assert_eq!(busy[&1], 0);
         assert_eq!(busy.len(), 2, "the all-CPU line is not a CPU");
+        // irq, softirq, steal: the 6th to 8th numbers
+        let irq = read_cpu_irq_ns(dir.path());
+        assert_eq!(irq[&0], [2 * tick, tick, 30 * tick]);
+        assert_eq!(irq[&1], [0, 0, 0]);
+        assert_eq!(irq.len(), 2);
     }
 }

@@ -144,6 +144,19 @@ pub struct CpuRecord {
     pub rq_len_max: Option<u64>,
     /// [queue length low bound, samples]
     pub rq_len_hist: Option<Vec<[u64; 2]>>,
+    /// /proc/stat's irq, softirq and steal shares of the interval (%);
+    /// absent where unknown (a recording), never a made-up 0
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub irq_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub softirq_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steal_pct: Option<f64>,
+    /// the probes' own hardirq and softirq shares (exact, where they are on)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_irq_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_softirq_pct: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -204,6 +217,11 @@ pub fn interval_record(host: &HostInfo, prev: Option<&Sample>, cur: &Sample) -> 
                     .rq
                     .as_ref()
                     .map(|r| r.hist.iter().map(|&(l, n)| [l, n]).collect()),
+                irq_pct: c.irq.as_ref().map(|i| i.irq_pct),
+                softirq_pct: c.irq.as_ref().map(|i| i.softirq_pct),
+                steal_pct: c.irq.as_ref().map(|i| i.steal_pct),
+                probe_irq_pct: c.irq.as_ref().and_then(|i| i.probe_irq_pct),
+                probe_softirq_pct: c.irq.as_ref().and_then(|i| i.probe_softirq_pct),
             }
         })
         .collect();

@@ -160,6 +160,43 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
             )
             .in_seconds(),
         );
+        // interrupt time per CPU: /proc/stat's columns (tick-sampled without
+        // CONFIG_IRQ_TIME_ACCOUNTING) and the probes' own, each only where
+        // known (no series rather than a made-up 0)
+        let mut irq = Vec::new();
+        let mut steal = Vec::new();
+        for c in &s.cpus {
+            let Some(i) = &c.irq else { continue };
+            let with = |source: &str, kind: &str| {
+                let mut l = cpu_labels(c.cpu);
+                l.push(("source", source.to_string()));
+                l.push(("kind", kind.to_string()));
+                l
+            };
+            irq.push((with("proc_stat", "hardirq"), i.stat_irq_ns as f64 / 1e9));
+            irq.push((with("proc_stat", "softirq"), i.stat_softirq_ns as f64 / 1e9));
+            if let (Some(h), Some(sw)) = (i.probe_irq_ns, i.probe_softirq_ns) {
+                irq.push((with("probes", "hardirq"), h as f64 / 1e9));
+                irq.push((with("probes", "softirq"), sw as f64 / 1e9));
+            }
+            steal.push((cpu_labels(c.cpu), i.stat_steal_ns as f64 / 1e9));
+        }
+        out.push(
+            counter(
+                "schedtop_cpu_interrupt",
+                "Time one CPU spent in hardirq or softirq context, by source (proc_stat: tick-sampled unless the kernel has CONFIG_IRQ_TIME_ACCOUNTING; probes: measured).",
+                irq,
+            )
+            .in_seconds(),
+        );
+        out.push(
+            counter(
+                "schedtop_cpu_steal",
+                "Time the hypervisor ran something else while one CPU wanted to run (/proc/stat steal).",
+                steal,
+            )
+            .in_seconds(),
+        );
         out.push(gauge(
             "schedtop_cpu_runqueue_length",
             "Average run-queue length of one CPU since the previous scrape (sampled at 99 Hz; an idle CPU counts as empty).",

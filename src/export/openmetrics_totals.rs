@@ -296,6 +296,7 @@ mod tests {
         let rq = |mono_s: u64, samples: u64, sum: u64| Sample {
             mono_ns: mono_s * 1_000_000_000,
             cpus: vec![CpuSample {
+                irq: None,
                 cpu: 0,
                 rq: Some(RqSample {
                     samples,

@@ -50,6 +50,7 @@ impl Fx {
         let samples: Vec<CpuSample> = cpus
             .iter()
             .map(|c| CpuSample {
+                irq: None,
                 cpu: c.cpu,
                 rq: Some(RqSample {
                     freq_hz: 99,

@@ -448,6 +448,34 @@ pub struct CpuInterval {
     pub switches: u64,
     pub busy_ns: u64,
     pub rq: Option<RqInterval>,
+    pub irq: Option<CpuIrqShares>, // None: an end without interrupt figures
+}
+
+/// A CPU's interrupt and steal shares of one interval (%); probes' None: off.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpuIrqShares {
+    pub irq_pct: f64,
+    pub softirq_pct: f64,
+    pub steal_pct: f64,
+    pub probe_irq_pct: Option<f64>,
+    pub probe_softirq_pct: Option<f64>,
+}
+
+/// The interval's shares from two cumulative readings.
+pub fn cpu_irq_shares(
+    prev: &super::sample::CpuIrqSample,
+    cur: &super::sample::CpuIrqSample,
+    elapsed_s: f64,
+) -> CpuIrqShares {
+    let pct = |a: u64, b: u64| busy_pct(counter_delta(a, b), elapsed_s);
+    let both = |a: Option<u64>, b: Option<u64>| Some(pct(a?, b?));
+    CpuIrqShares {
+        irq_pct: pct(cur.stat_irq_ns, prev.stat_irq_ns),
+        softirq_pct: pct(cur.stat_softirq_ns, prev.stat_softirq_ns),
+        steal_pct: pct(cur.stat_steal_ns, prev.stat_steal_ns),
+        probe_irq_pct: both(cur.probe_irq_ns, prev.probe_irq_ns),
+        probe_softirq_pct: both(cur.probe_softirq_ns, prev.probe_softirq_ns),
+    }
 }
 
 /// Per-CPU interval figures. On these kernels a cpu-clock perf event does not
@@ -498,6 +526,10 @@ pub fn cpu_intervals(prev: Option<&Sample>, cur: &Sample, elapsed_s: f64) -> Vec
                 cpu: c.cpu,
                 switches: counter_delta(c.switches, p.map_or(0, |p| p.switches)),
                 busy_ns: counter_delta(c.busy_ns, p.map_or(0, |p| p.busy_ns)),
+                irq: match (p.and_then(|p| p.irq.as_ref()), c.irq.as_ref()) {
+                    (Some(a), Some(b)) if elapsed_s > 0.0 => Some(cpu_irq_shares(a, b, elapsed_s)),
+                    _ => None,
+                },
                 rq,
             }
         })
@@ -510,10 +542,36 @@ mod cpu_tests {
     use crate::model::sample::{CpuSample, RqSample};
 
     #[test]
+    fn interrupt_shares_are_deltas_over_the_interval_and_unknown_probes_stay_unknown() {
+        let a = crate::model::CpuIrqSample {
+            stat_irq_ns: 10_000_000,
+            stat_softirq_ns: 40_000_000,
+            stat_steal_ns: 0,
+            probe_irq_ns: Some(1_000_000),
+            probe_softirq_ns: None,
+        };
+        let b = crate::model::CpuIrqSample {
+            stat_irq_ns: 30_000_000,
+            stat_softirq_ns: 140_000_000,
+            stat_steal_ns: 500_000_000,
+            probe_irq_ns: Some(6_000_000),
+            probe_softirq_ns: Some(9_000_000),
+        };
+        // 2 s: 20 ms = 1 %, 100 ms = 5 %, 500 ms = 25 %, 5 ms = 0.25 %
+        let s = cpu_irq_shares(&a, &b, 2.0);
+        assert!((s.irq_pct - 1.0).abs() < 1e-9);
+        assert!((s.softirq_pct - 5.0).abs() < 1e-9);
+        assert!((s.steal_pct - 25.0).abs() < 1e-9);
+        assert!((s.probe_irq_pct.unwrap() - 0.25).abs() < 1e-9);
+        assert_eq!(s.probe_softirq_pct, None, "one end unknown: unknown, not 0");
+    }
+
+    #[test]
     fn idle_cpu_missing_samples_count_as_empty_queue() {
         let mk = |samples, sum, h1| Sample {
             mono_ns: 0,
             cpus: vec![CpuSample {
+                irq: None,
                 cpu: 0,
                 switches: 0,
                 busy_ns: 0,

@@ -181,6 +181,26 @@ pub struct CpuSample {
     pub switches: u64,
     pub busy_ns: u64,
     pub rq: Option<RqSample>,
+    /// interrupt and steal time (live sources; recordings do not carry it
+    /// yet: None, shown as unknown)
+    #[serde(default)]
+    pub irq: Option<CpuIrqSample>,
+}
+
+/// Time a CPU spent in interrupts, and lost to the hypervisor, cumulative ns.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuIrqSample {
+    /// /proc/stat's irq, softirq and steal columns. Without
+    /// CONFIG_IRQ_TIME_ACCOUNTING the kernel counts irq and softirq only as
+    /// the timer ticks that landed in one (coarse, often 0); steal needs a
+    /// hypervisor that reports it (paravirt steal clock), else it stays 0.
+    pub stat_irq_ns: u64,
+    pub stat_softirq_ns: u64,
+    pub stat_steal_ns: u64,
+    /// the interrupt-time probes' own hardirq and softirq time, idle
+    /// included; None where they are off
+    pub probe_irq_ns: Option<u64>,
+    pub probe_softirq_ns: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -54,6 +54,7 @@ pub(super) fn decode_cpus(
             _ => return Err(DecodeError("bad run-queue presence byte")),
         };
         cpus.push(CpuSample {
+            irq: None,
             cpu,
             switches,
             busy_ns,

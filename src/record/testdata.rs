@@ -216,6 +216,7 @@ impl SynthGen {
         }
         cur.cpus = (0..o.cpus)
             .map(|c| CpuSample {
+                irq: None,
                 cpu: c,
                 switches: 0,
                 busy_ns: 0,

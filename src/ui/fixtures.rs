@@ -366,6 +366,7 @@ fn sample_without_cgroups(step: usize, threads: Vec<ThreadSample>) -> Sample {
         mono_ns: MONO0_NS + step as u64 * 1_000_000_000,
         cpus: (0..4)
             .map(|cpu| CpuSample {
+                irq: None,
                 cpu,
                 // the CPUs' switches are the system's
                 switches: (switches + 800 * step as u64) / 4,

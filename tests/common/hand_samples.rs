@@ -106,6 +106,7 @@ fn thread(tid: u32, pid: u32, comm: &str, process: &str) -> ThreadSample {
 
 fn cpu(cpu: u32, switches: u64, busy_ns: u64) -> CpuSample {
     CpuSample {
+        irq: None,
         cpu,
         switches,
         busy_ns,
