@@ -22,6 +22,7 @@ pub mod pressure;
 pub mod rates;
 pub mod row;
 pub mod sample;
+pub mod shared_interval;
 pub mod tally;
 mod thread_same;
 pub mod trigger;

@@ -1,0 +1,168 @@
+//! One Interval per Sample: everything derived from a Sample and its
+//! predecessor (rows, cgroups, CPUs, migrations, findings, the system's CPU
+//! pressure over the interval), derived once next to the sampler by a
+//! `Deriver` and shared as `Arc<Interval>` by every sink (the live view,
+//! batch JSON and CSV, the exporter, triggers, bundles). A sink that needs
+//! a figure of the interval reads it here; none derives its own.
+//!
+//! `derivations()` counts every derivation of the process (each call of
+//! `interval::derive*`): tests and `/metrics` compare it with the Samples
+//! taken, so a second derivation of one Sample shows.
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::cpus::{self, CpuView};
+use super::findings::{findings, Finding, IntervalFacts, Scope};
+use super::interval::{derive_reusing, Derived};
+use super::rates::{cpu_intervals, migration_deltas, CpuInterval};
+use super::trigger_eval::system_pressure_pct;
+use super::{HostInfo, Sample};
+
+static DERIVATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// Called by `interval::derive_reusing`, the one place rows are derived.
+pub(crate) fn count_derivation() {
+    DERIVATIONS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Intervals derived by this process so far (every caller counted).
+pub fn derivations() -> u64 {
+    DERIVATIONS.load(Ordering::Relaxed)
+}
+
+/// The interval that ends with `sample`.
+#[derive(Debug)]
+pub struct Interval {
+    pub sample: Arc<Sample>,
+    /// the Sample before, if any (its counters are where the deltas start)
+    pub prev: Option<Arc<Sample>>,
+    /// thread, process and cgroup rows, system rates, per-process increments
+    pub derived: Derived,
+    /// the CPU and NUMA views' figures (None without an earlier Sample)
+    pub cpus: Option<CpuView>,
+    /// each CPU's counters over the interval (run queue with the missing
+    /// timer samples counted as empty, busy time, switches)
+    pub cpu_intervals: Vec<CpuInterval>,
+    /// CPU→CPU migrations of the interval
+    pub migrations: Vec<(u32, u32, u64)>,
+    /// the interval's findings, ranked, whole-system scope
+    pub findings: Vec<Finding>,
+    /// the system's `some` CPU pressure over the interval, % of it
+    pub pressure_pct: Option<f64>,
+}
+
+impl Interval {
+    /// Seconds the interval spans (the nominal interval for a first Sample).
+    pub fn seconds(&self) -> f64 {
+        self.derived.system.interval_s
+    }
+}
+
+/// Derives each Sample's Interval from the one before; the previous
+/// Interval's row storage is reused when no sink holds it any more.
+#[derive(Debug)]
+pub struct Deriver {
+    host: HostInfo,
+    last: Option<Arc<Interval>>,
+}
+
+impl Deriver {
+    pub fn new(host: HostInfo) -> Deriver {
+        Deriver { host, last: None }
+    }
+
+    pub fn host(&self) -> &HostInfo {
+        &self.host
+    }
+
+    /// The Interval ending with `s` (the one derivation of it).
+    pub fn next(&mut self, s: impl Into<Arc<Sample>>) -> Arc<Interval> {
+        let s = s.into();
+        let last = self.last.take();
+        let (prev, spare) = match last.map(Arc::try_unwrap) {
+            Some(Ok(iv)) => (Some(iv.sample), iv.derived),
+            Some(Err(shared)) => (Some(shared.sample.clone()), Derived::default()),
+            None => (None, Derived::default()),
+        };
+        let iv = Arc::new(of(&self.host, prev, s, spare));
+        self.last = Some(iv.clone());
+        iv
+    }
+}
+
+/// The Interval from `prev` to `s`, deriving once (in `spare`'s storage).
+pub fn of(host: &HostInfo, prev: Option<Arc<Sample>>, s: Arc<Sample>, spare: Derived) -> Interval {
+    let nominal = host.interval_ns as f64 / 1e9;
+    let p = prev.as_deref();
+    let derived = derive_reusing(p, &s, nominal, spare);
+    let dt = derived.system.interval_s;
+    let cpus = cpus::derive(&host.topology, p, &s);
+    let found = p.map_or_else(Vec::new, |p| {
+        findings(&IntervalFacts {
+            topology: &host.topology,
+            prev: p,
+            cur: &s,
+            derived: &derived,
+            cpus: cpus.as_ref(),
+            scope: &Scope::default(),
+        })
+    });
+    Interval {
+        cpu_intervals: cpu_intervals(p, &s, dt),
+        migrations: migration_deltas(p, &s),
+        pressure_pct: system_pressure_pct(p, &s),
+        findings: found,
+        cpus,
+        derived,
+        prev,
+        sample: s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ThreadSample;
+
+    fn sample(i: u64, switches: u64) -> Sample {
+        Sample {
+            mono_ns: i * 1_000_000_000,
+            threads: vec![ThreadSample {
+                tid: 7,
+                pid: 7,
+                voluntary: switches,
+                ..Default::default()
+            }]
+            .into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn one_derivation_per_sample_and_increments_from_the_rows() {
+        let host = HostInfo {
+            hostname: "test".into(),
+            kernel: "test".into(),
+            topology: Default::default(),
+            source: crate::model::SourceKind::Procfs,
+            degraded_reason: None,
+            interval_ns: 1_000_000_000,
+        };
+        let mut d = Deriver::new(host);
+        let first = d.next(sample(0, 5));
+        // first seen: the thread's whole history is its increment
+        assert_eq!(first.derived.increments[0].1.voluntary, 5);
+        let held = first.clone();
+        let second = d.next(sample(1, 12));
+        assert_eq!(second.derived.increments, {
+            let mut t = crate::model::tally::Tally::default();
+            t.add(&crate::model::tally::Tally {
+                voluntary: 7,
+                ..Default::default()
+            });
+            vec![(7, t)]
+        });
+        assert!(Arc::ptr_eq(second.prev.as_ref().unwrap(), &held.sample));
+        assert_eq!(second.seconds(), 1.0);
+    }
+}
