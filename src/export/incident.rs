@@ -236,7 +236,7 @@ impl Watch {
             });
             return ev;
         }
-        match self.make(&f, s, host, kept, render, &mut ev) {
+        match self.make(&f, iv, host, kept, render, &mut ev) {
             Ok(dir) => {
                 self.last_made_mono = Some(s.mono_ns);
                 ev.push(Event::Written {
@@ -354,12 +354,13 @@ impl Watch {
     fn make(
         &mut self,
         f: &Firing,
-        s: &Sample,
+        iv: &Arc<Interval>,
         host: &HostInfo,
         kept: &mut dyn Kept,
         render: Render,
         ev: &mut Vec<Event>,
     ) -> Result<PathBuf> {
+        let s = &*iv.sample;
         self.make_room(ev);
         let dir = make_dir(&self.opts.dir, &host.hostname, s.time_ns)?;
         // first: the ring covers the time before the firing; the writer
@@ -404,6 +405,7 @@ impl Watch {
             host: host.clone(),
             kept: kept.frozen(),
             render,
+            interval: iv.clone(),
             caps: Caps {
                 parent: self.opts.dir.clone(),
                 max_bundles: self.opts.max_bundles,

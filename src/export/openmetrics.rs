@@ -106,6 +106,11 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
         vec![(vec![], t.samples as f64)],
     ));
     out.push(counter(
+        "schedtop_interval_derivations",
+        "Intervals derived from Samples by this process (one per Sample: every output shares it).",
+        vec![(vec![], t.derivations as f64)],
+    ));
+    out.push(counter(
         "schedtop_sample_errors",
         "Attempts to take a Sample that failed.",
         vec![(vec![], t.sample_errors as f64)],

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::model::findings::Finding;
 use crate::model::pressure::CpuPressure;
 use crate::model::rates::counter_delta;
-use crate::model::shared_interval::{Deriver, Interval};
+use crate::model::shared_interval::{self, Deriver, Interval};
 use crate::model::tally::Tally;
 use crate::model::{HostInfo, Sample};
 
@@ -64,6 +64,9 @@ pub struct Totals {
     /// Samples taken, and attempts that failed
     pub samples: u64,
     pub sample_errors: u64,
+    /// intervals this process derived, as of the newest Sample: equal to
+    /// `samples` when every sink shares the one Interval per Sample
+    pub derivations: u64,
     /// bumped by every update: a scrape renders again only when it moved
     pub generation: u64,
     /// /proc/pressure/cpu when the Sample was taken (None: no PSI here)
@@ -88,6 +91,7 @@ impl Totals {
             rq_history: VecDeque::new(),
             samples: 0,
             sample_errors: 0,
+            derivations: 0,
             generation: 0,
             pressure: None,
             findings: Vec::new(),
@@ -180,6 +184,7 @@ impl Totals {
         self.findings = iv.findings.clone();
         self.latest = Some(cur.clone());
         self.samples += 1;
+        self.derivations = shared_interval::derivations();
         self.generation += 1;
     }
 

@@ -30,8 +30,9 @@ pub fn derivations() -> u64 {
     DERIVATIONS.load(Ordering::Relaxed)
 }
 
-/// The interval that ends with `sample`.
-#[derive(Debug)]
+/// The interval that ends with `sample` (its rows read through it:
+/// `iv.threads` is `iv.derived.threads`).
+#[derive(Debug, Default)]
 pub struct Interval {
     pub sample: Arc<Sample>,
     /// the Sample before, if any (its counters are where the deltas start)
@@ -58,17 +59,32 @@ impl Interval {
     }
 }
 
-/// Derives each Sample's Interval from the one before; the previous
-/// Interval's row storage is reused when no sink holds it any more.
+impl std::ops::Deref for Interval {
+    type Target = Derived;
+    fn deref(&self) -> &Derived {
+        &self.derived
+    }
+}
+
+/// Derives each Sample's Interval from the one before. The rows of an
+/// Interval no sink holds any more are the next one's storage (at 50,000
+/// threads a fresh row list is megabytes to fault in, and idle threads'
+/// rows stay in place): the last two are kept for that, since a live view
+/// still shows the newest while the next is derived.
 #[derive(Debug)]
 pub struct Deriver {
     host: HostInfo,
     last: Option<Arc<Interval>>,
+    older: Option<Arc<Interval>>,
 }
 
 impl Deriver {
     pub fn new(host: HostInfo) -> Deriver {
-        Deriver { host, last: None }
+        Deriver {
+            host,
+            last: None,
+            older: None,
+        }
     }
 
     pub fn host(&self) -> &HostInfo {
@@ -79,12 +95,21 @@ impl Deriver {
     pub fn next(&mut self, s: impl Into<Arc<Sample>>) -> Arc<Interval> {
         let s = s.into();
         let last = self.last.take();
-        let (prev, spare) = match last.map(Arc::try_unwrap) {
-            Some(Ok(iv)) => (Some(iv.sample), iv.derived),
-            Some(Err(shared)) => (Some(shared.sample.clone()), Derived::default()),
-            None => (None, Derived::default()),
-        };
-        let iv = Arc::new(of(&self.host, prev, s, spare));
+        let prev = last.as_ref().map(|l| l.sample.clone());
+        let mut spare = None;
+        let mut still_shown = None;
+        // rows of an older interval are as good as the last one's: a row
+        // is kept only where it matches its thread (interval::reusable)
+        for iv in [last, self.older.take()].into_iter().flatten() {
+            match Arc::try_unwrap(iv) {
+                Ok(iv) if spare.is_none() => spare = Some(iv.derived),
+                Ok(_) => {}
+                Err(shared) if still_shown.is_none() => still_shown = Some(shared),
+                Err(_) => {}
+            }
+        }
+        let iv = Arc::new(of(&self.host, prev, s, spare.unwrap_or_default()));
+        self.older = still_shown;
         self.last = Some(iv.clone());
         iv
     }

@@ -3,6 +3,7 @@
 //! one file per part of the screen under views/.
 pub mod action;
 pub mod app;
+mod app_ingest;
 pub mod cgroup_tree;
 pub mod columns;
 pub mod feed;

@@ -264,6 +264,7 @@ where
         while let Some(ev) = feed.poll() {
             match ev {
                 FeedEvent::Sample(s) => app.push_sample(s),
+                FeedEvent::Interval(iv) => app.push_interval(iv),
                 FeedEvent::Error(e) => app.set_error(Some(e)),
                 FeedEvent::Status(line, error) => {
                     app.status = Some(if error {
