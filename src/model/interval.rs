@@ -144,7 +144,7 @@ pub fn derive_reusing(
     nominal_s: f64,
     spare: Derived,
 ) -> Derived {
-    super::shared_interval::count_derivation();
+    super::derivation_count::count();
     let dt = prev.map_or(nominal_s, |p| elapsed_s(p, cur));
     let mut threads = spare.threads;
     // The previous interval's rows stay in place where the Samples list

@@ -5,6 +5,7 @@ pub mod cgroup_sample;
 pub mod compare;
 pub mod compare_figures;
 pub mod cpus;
+pub mod derivation_count;
 pub mod fasthash;
 pub mod figures;
 pub mod finding_capacity;

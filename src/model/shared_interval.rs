@@ -4,31 +4,16 @@
 //! `Deriver` and shared as `Arc<Interval>` by every sink (the live view,
 //! batch JSON and CSV, the exporter, triggers, bundles). A sink that needs
 //! a figure of the interval reads it here; none derives its own.
-//!
-//! `derivations()` counts every derivation of the process (each call of
-//! `interval::derive*`): tests and `/metrics` compare it with the Samples
-//! taken, so a second derivation of one Sample shows.
-use std::sync::atomic::{AtomicU64, Ordering};
+//! `derivations()` (derivation_count.rs) counts every one of the process.
 use std::sync::Arc;
 
 use super::cpus::{self, CpuView};
+pub use super::derivation_count::derivations;
 use super::findings::{findings, Finding, IntervalFacts, Scope};
 use super::interval::{derive_reusing, Derived};
 use super::rates::{cpu_intervals, migration_deltas, CpuInterval};
 use super::trigger_eval::system_pressure_pct;
 use super::{HostInfo, Sample};
-
-static DERIVATIONS: AtomicU64 = AtomicU64::new(0);
-
-/// Called by `interval::derive_reusing`, the one place rows are derived.
-pub(crate) fn count_derivation() {
-    DERIVATIONS.fetch_add(1, Ordering::Relaxed);
-}
-
-/// Intervals derived by this process so far (every caller counted).
-pub fn derivations() -> u64 {
-    DERIVATIONS.load(Ordering::Relaxed)
-}
 
 /// The interval that ends with `sample` (its rows read through it:
 /// `iv.threads` is `iv.derived.threads`).
