@@ -13,6 +13,7 @@ pub mod export;
 #[cfg(any(test, feature = "testdata"))]
 pub mod fuzz;
 pub mod incident_cli;
+pub mod live_window;
 pub mod model;
 pub mod record;
 pub mod record_cli;
