@@ -9,8 +9,9 @@ use anyhow::{anyhow, bail, Result};
 use crate::cli::DiffArgs;
 use crate::collect::LiveOptions;
 use crate::export::diff_records::{csv_header, csv_row, entity_json, summary_json};
+use crate::live_window::watch_live;
 use crate::model::compare::{compare, Window};
-use crate::record::window::{read_window, watch_live, Span};
+use crate::record::window::{read_window, Span};
 
 pub fn run(a: &DiffArgs) -> Result<()> {
     crate::sigpipe::end_quietly_on_closed_stdout();

@@ -7,7 +7,12 @@ use anyhow::Result;
 
 use crate::cli::TriggerArgs;
 use crate::export::incident::{self, IncidentOptions, Watch};
-use crate::model::{HostInfo, Sample};
+use std::sync::Arc;
+
+use crate::collect::sampler::Flow;
+use crate::collect::sink::Sink;
+use crate::model::shared_interval::Interval;
+use crate::model::HostInfo;
 use crate::ui::history::{History, DEFAULT_BYTE_CAP};
 use crate::util::signals;
 
@@ -84,9 +89,11 @@ impl Headless {
             kept: None,
         }))
     }
+}
 
-    /// The sampler's tap: keep `s`, watch it, say what happened.
-    pub fn tap(&mut self, host: &HostInfo, s: &Sample) {
+impl Sink for Headless {
+    /// Keep the Sample, watch its interval, say what happened.
+    fn take(&mut self, host: &HostInfo, iv: &Arc<Interval>) -> Result<Flow> {
         if signals::take_usr1() {
             self.watch.request("SIGUSR1");
         }
@@ -94,13 +101,19 @@ impl Headless {
         let kept = self
             .kept
             .get_or_insert_with(|| History::new(host.clone(), before, DEFAULT_BYTE_CAP));
-        kept.push(s);
+        kept.push_shared(&iv.sample);
         for e in self
             .watch
-            .on_sample(s, host, kept, crate::ui::incident_screens::render)
+            .on_interval(iv, host, kept, crate::ui::incident_screens::render)
         {
             crate::say!("schedtop: {}", incident::describe(&e));
         }
+        Ok(Flow::Continue)
+    }
+
+    /// The watch carries on: the next Sample is watched as usual.
+    fn missed(&mut self, _e: &anyhow::Error) -> bool {
+        true
     }
 }
 

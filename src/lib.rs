@@ -14,6 +14,7 @@ pub mod export;
 #[cfg(any(test, feature = "testdata"))]
 pub mod fuzz;
 pub mod incident_cli;
+pub mod live_window;
 pub mod model;
 pub mod prefs_cli;
 pub mod record;

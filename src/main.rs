@@ -115,14 +115,10 @@ fn run(cli: Cli, interval_given: bool) -> anyhow::Result<()> {
                     None => None,
                 },
             },
-            {
-                let mut watch = schedtop::incident_cli::Headless::from_args(&a.incidents)?;
-                move |h: &schedtop::model::HostInfo, s: &schedtop::model::Sample| {
-                    if let Some(w) = watch.as_mut() {
-                        w.tap(h, s);
-                    }
-                }
-            },
+            schedtop::incident_cli::Headless::from_args(&a.incidents)?
+                .into_iter()
+                .map(|w| Box::new(w) as Box<dyn schedtop::collect::sink::Sink + Send>)
+                .collect(),
         ),
         None if !cli.batch => schedtop::ui::run::run_live_configured(
             &opts,

@@ -6,12 +6,16 @@ use std::io::Write;
 use anyhow::{bail, Result};
 
 use crate::cli::{BlackBoxArgs, DumpArgs, RecordArgs, ReplayArgs};
-use crate::collect::LiveOptions;
+use crate::collect::sampler::{self, Limits};
+use crate::collect::sink::Fanout;
+use crate::collect::{LiveOptions, LiveSource};
 use crate::export::dump::{dump as run_dump, DumpOptions, Format};
-use crate::record::black_box::DirPolicy;
-use crate::record::recorder::{self, RecordOptions};
+use crate::record::black_box::{BlackBox, DirPolicy};
+use crate::record::dir_writer::BlackBoxSink;
+use crate::record::recorder::FileRecorder;
 use crate::record::timeexpr::{parse_duration, parse_size, parse_time};
 use crate::record::writer::OpenMode;
+use crate::util::signals;
 
 pub fn record(a: &RecordArgs) -> Result<()> {
     for &pid in &a.live.pids {
@@ -27,16 +31,8 @@ pub fn record(a: &RecordArgs) -> Result<()> {
         Some(s) => Some(parse_size(s).map_err(|e| anyhow::anyhow!("--max-size: {e}"))?),
         None => None,
     };
-    let mut incidents = crate::incident_cli::Headless::from_args(&a.incidents)?;
-    let mut tap = |h: &crate::model::HostInfo, s: &crate::model::Sample| {
-        if let Some(i) = incidents.as_mut() {
-            i.tap(h, s);
-        }
-    };
-    if let Some(dir) = &a.dir {
-        return record_dir(a, dir, duration_ns, &mut tap);
-    }
-    if a.black_box.any() {
+    let incidents = crate::incident_cli::Headless::from_args(&a.incidents)?;
+    if a.dir.is_none() && a.black_box.any() {
         bail!("--rotate, --retain, --retain-size and --keep-free are for --dir DIR");
     }
     let mode = if a.append {
@@ -46,24 +42,67 @@ pub fn record(a: &RecordArgs) -> Result<()> {
     } else {
         OpenMode::CreateNew
     };
-    let opts = RecordOptions {
-        live: LiveOptions {
-            interval_ns: (a.live.interval * 1e9) as u64,
-            pid_filter: a.live.pids.clone(),
-            force_procfs: a.live.procfs,
-            require_bpf: a.live.require_bpf,
-            run_delay_waits: a.live.run_delay_waits,
-            threads: Default::default(),
-        },
-        mode,
-        duration_ns,
-        max_size,
+    let live = LiveOptions {
+        interval_ns: (a.live.interval * 1e9) as u64,
+        pid_filter: a.live.pids.clone(),
+        force_procfs: a.live.procfs,
+        require_bpf: a.live.require_bpf,
+        run_delay_waits: a.live.run_delay_waits,
+        threads: Default::default(),
     };
-    let output = a
-        .output
-        .as_deref()
-        .expect("clap requires --output without --dir");
-    recorder::run_tapped(output, &opts, &mut tap)
+    // the directory is locked before any probe loads: a directory another
+    // recorder holds is refused at once
+    let black_box = match &a.dir {
+        Some(dir) => Some(BlackBox::open(dir, black_box_policy(&a.black_box)?)?),
+        None => None,
+    };
+    let mut source = LiveSource::open(&live)?;
+    if let Some(reason) = &source.host().degraded_reason {
+        crate::say!("schedtop: {reason}");
+    }
+    let host = source.host().clone();
+    let every = live.interval_ns as f64 / 1e9;
+    let mut fan = Fanout::new(host.clone());
+    match black_box {
+        Some(bb) => {
+            crate::say!(
+                "schedtop: recording to {} every {every} s ({} source), {}",
+                bb.dir().display(),
+                host.source.as_str(),
+                bb.describe()
+            );
+            fan.add(Box::new(BlackBoxSink::alone(bb)));
+        }
+        None => {
+            let output = a
+                .output
+                .as_deref()
+                .expect("clap requires --output without --dir");
+            fan.add(Box::new(FileRecorder::open(output, &host, mode, max_size)?));
+            crate::say!(
+                "schedtop: recording to {} every {every} s ({} source)",
+                output.display(),
+                host.source.as_str()
+            );
+        }
+    }
+    // the incident watch sees every Sample, written or dropped at the
+    // floor: its bundles are not the directory's to hold back
+    if let Some(i) = incidents {
+        fan.add(Box::new(i));
+    }
+    signals::stop_on(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP]);
+    let limits = Limits {
+        duration_ns,
+        ..Default::default()
+    };
+    fan.run(
+        &mut source,
+        live.interval_ns,
+        limits,
+        sampler::sleep_until(signals::stop_requested),
+    )?;
+    Ok(())
 }
 
 /// The black box's policy from its arguments, each checked.
@@ -92,30 +131,6 @@ pub fn black_box_policy(a: &BlackBoxArgs) -> Result<DirPolicy> {
         retain_bytes,
         keep_free,
     })
-}
-
-fn record_dir(
-    a: &RecordArgs,
-    dir: &std::path::Path,
-    duration_ns: Option<u64>,
-    tap: &mut dyn FnMut(&crate::model::HostInfo, &crate::model::Sample),
-) -> Result<()> {
-    crate::record::dir_writer::run_tapped(
-        dir,
-        &crate::record::dir_writer::DirOptions {
-            live: LiveOptions {
-                interval_ns: (a.live.interval * 1e9) as u64,
-                pid_filter: a.live.pids.clone(),
-                force_procfs: a.live.procfs,
-                require_bpf: a.live.require_bpf,
-                run_delay_waits: a.live.run_delay_waits,
-                threads: Default::default(),
-            },
-            policy: black_box_policy(&a.black_box)?,
-            duration_ns,
-        },
-        tap,
-    )
 }
 
 pub fn dump(a: &DumpArgs) -> Result<()> {

@@ -9,14 +9,19 @@ use std::time::Duration;
 use anyhow::Result;
 use hyper::body::Bytes;
 
-use crate::collect::sampler::{self, Flow, Limits, Taken};
+use crate::collect::sampler::{self, Flow, Limits};
+use crate::collect::sink::{Fanout, Sink};
 use crate::collect::{LiveOptions, LiveSource, Source};
 use crate::export::openmetrics::{render, ExportOptions};
 use crate::export::openmetrics_encode::{
     to_prometheus_text, wants_prometheus_text, OPENMETRICS_TYPE, PROMETHEUS_TYPE,
 };
 use crate::export::openmetrics_totals::Totals;
+use crate::model::shared_interval::Interval;
+use crate::model::HostInfo;
 use crate::record::black_box::{BlackBox, DirPolicy};
+use crate::record::dir_writer::BlackBoxSink;
+
 use crate::serve_http::{self, web_config, Answer, Asked, HttpLimits};
 use crate::util::signals;
 
@@ -104,16 +109,40 @@ fn read_pressure() -> Option<crate::model::pressure::CpuPressure> {
 }
 
 pub fn run(o: &ServeOptions) -> Result<()> {
-    run_with(o, |_, _| {})
+    run_with(o, Vec::new())
 }
 
-/// `run`, with `tap` (`--trigger`'s incident watch) given each Sample on the
-/// sampler thread (before the totals' lock: a bundle being written does
-/// not hold up a scrape).
-pub fn run_with(
-    o: &ServeOptions,
-    mut tap: impl FnMut(&crate::model::HostInfo, &crate::model::Sample) + Send + 'static,
-) -> Result<()> {
+/// The exporter as a sink: each Interval folded into the shared totals,
+/// which scrapes read.
+struct Exporter {
+    totals: Arc<Mutex<Option<Totals>>>,
+}
+
+impl Sink for Exporter {
+    fn take(&mut self, _: &HostInfo, iv: &Arc<Interval>) -> Result<Flow> {
+        let pressure = read_pressure();
+        let mut t = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        let t = t.as_mut().expect("set before sampling");
+        t.pressure = pressure;
+        t.take(iv);
+        Ok(Flow::Continue)
+    }
+
+    fn missed(&mut self, e: &anyhow::Error) -> bool {
+        let mut t = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = t.as_mut() {
+            t.note_error();
+        }
+        crate::say!("schedtop: taking a Sample failed: {e:#}");
+        true
+    }
+}
+
+/// `run`, with `more` sinks (`--trigger`'s incident watch) fed the same
+/// Intervals on the sampler thread, after the black box and before the
+/// exporter's totals (a bundle being written does not hold up a scrape's
+/// lock).
+pub fn run_with(o: &ServeOptions, more: Vec<Box<dyn Sink + Send>>) -> Result<()> {
     for &pid in &o.live.pid_filter {
         if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
             anyhow::bail!("no process with pid {pid}");
@@ -134,7 +163,7 @@ pub fn run_with(
     let access = serve_http::Access::new(web)?;
     // the black box's directory is locked before any probe loads: a
     // directory another recorder holds is refused at once
-    let mut black_box = match &o.black_box {
+    let black_box = match &o.black_box {
         Some((dir, policy)) => Some(BlackBox::open(dir, policy.clone())?),
         None => None,
     };
@@ -167,53 +196,27 @@ pub fn run_with(
                 };
                 let host = Source::host(&source).clone();
                 *totals.lock().unwrap_or_else(|e| e.into_inner()) = Some(Totals::new(host.clone()));
-                let _ = ready_tx.send(Ok(host));
+                let _ = ready_tx.send(Ok(host.clone()));
+                // one Interval per Sample for all of them; the black box
+                // first: a Sample is on disk before anything else can go
+                // wrong with it
+                let mut fan = Fanout::new(host);
+                if let Some(bb) = black_box {
+                    fan.add(Box::new(BlackBoxSink::beside(bb)));
+                }
+                for sink in more {
+                    fan.add(sink);
+                }
+                fan.add(Box::new(Exporter { totals }));
                 let stop = || signals::stop_requested();
-                let r = sampler::run(
+                let r = fan.run(
                     &mut source,
                     live.interval_ns,
                     Limits::default(),
                     sampler::sleep_until(stop),
-                    |source, taken| {
-                        if let Taken::Sample(s) = &taken {
-                            // the black box first: a Sample is on disk
-                            // before anything else can go wrong with it
-                            if let Some(bb) = black_box.as_mut() {
-                                if let Err(e) = bb.take(Source::host(source), s) {
-                                    let bb = black_box.take().expect("matched above");
-                                    crate::say!(
-                                        "schedtop: the black box stopped, serving goes on: {:#}",
-                                        bb.abandon(e)
-                                    );
-                                }
-                            }
-                            tap(Source::host(source), s);
-                        }
-                        let pressure = read_pressure();
-                        let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
-                        let t = t.as_mut().expect("set before sampling");
-                        match taken {
-                            Taken::Sample(s) => {
-                                t.pressure = pressure;
-                                t.update(s);
-                            }
-                            Taken::Error(e) => {
-                                t.note_error();
-                                crate::say!("schedtop: taking a Sample failed: {e:#}");
-                            }
-                            Taken::Panicked(p) => anyhow::bail!("the collector panicked: {p}"),
-                        }
-                        Ok(Flow::Continue)
-                    },
                 );
                 if r.is_err() {
                     failed.store(true, Ordering::SeqCst);
-                }
-                if let Some(bb) = black_box.take() {
-                    match bb.finish() {
-                        Ok(summary) => crate::say!("schedtop: black box: {summary}"),
-                        Err(e) => crate::say!("schedtop: black box: closing: {e:#}"),
-                    }
                 }
                 r.map(|_| ())
             })?

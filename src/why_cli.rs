@@ -12,11 +12,11 @@ use crate::cli::WhyArgs;
 use crate::collect::cgroupfs::CgroupLayout;
 use crate::collect::LiveOptions;
 use crate::export::json::rfc3339;
+use crate::live_window::watch_live;
 use crate::model::finding_window::window_end;
 use crate::model::findings::{any_warning, of_samples, Finding, Scope, Severity};
 use crate::model::{HostInfo, Sample};
 use crate::record::timeexpr::parse_time;
-use crate::record::window::watch_live;
 use crate::ui::format::escape_name;
 
 /// Run `schedtop why` and turn its outcome into the exit status.

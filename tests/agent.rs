@@ -127,6 +127,16 @@ fn prog_names(ids: &[u32]) -> Vec<String> {
         .collect()
 }
 
+/// The value of an unlabelled series in a scrape.
+fn metric(body: &str, name: &str) -> f64 {
+    body.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {name} in the scrape"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
 fn recordings(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut v: Vec<_> = std::fs::read_dir(dir)
         .map(|d| d.flatten().map(|e| e.path()).collect())
@@ -204,6 +214,18 @@ fn serve_with_record_dir_and_a_trigger_is_one_process_with_one_set_of_probes() {
             agent.err.lock().unwrap()
         );
         std::thread::sleep(Duration::from_millis(200));
+    }
+    // one derivation per Sample with the exporter, the black box and the
+    // trigger (which fired and wrote its bundle) all fed: the counter the
+    // process keeps equals the Samples it took, scrape after scrape
+    for _ in 0..2 {
+        let (code, body) = scrape(agent.addr);
+        assert_eq!(code, 200);
+        let samples = metric(&body, "schedtop_samples_total");
+        let derived = metric(&body, "schedtop_interval_derivations_total");
+        assert!(samples >= 6.0, "{samples} Samples");
+        assert_eq!(derived, samples, "derivations vs Samples");
+        std::thread::sleep(Duration::from_millis(700));
     }
     // a clean stop, and a closing line for the black box
     unsafe { libc::kill(agent.child.id() as i32, libc::SIGTERM) };

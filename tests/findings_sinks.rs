@@ -82,7 +82,10 @@ fn watch(trigger: &str, host: &HostInfo, samples: &[Sample], dir: &std::path::Pa
     o.after_ns = 0;
     let mut w = Watch::new(vec![parse(trigger).unwrap()], o);
     let mut kept = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
-    let screens: Render = |_: &HostInfo, _: &mut dyn Seekable| Vec::new();
+    let screens: Render =
+        |_: &HostInfo,
+         _: &mut dyn Seekable,
+         _: &std::sync::Arc<schedtop::model::shared_interval::Interval>| Vec::new();
     let mut ev = Vec::new();
     for s in samples {
         kept.push(s);

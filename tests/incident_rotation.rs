@@ -34,7 +34,10 @@ fn opts(dir: &Path, max_bundles: u32, max_bytes: u64) -> IncidentOptions {
     o
 }
 
-const NO_SCREENS: Render = |_: &HostInfo, _: &mut dyn Seekable| Vec::new();
+const NO_SCREENS: Render =
+    |_: &HostInfo,
+     _: &mut dyn Seekable,
+     _: &std::sync::Arc<schedtop::model::shared_interval::Interval>| { Vec::new() };
 
 /// Bytes of every file under `dir`, walked here (not schedtop's count).
 fn du(dir: &Path) -> u64 {

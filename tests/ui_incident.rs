@@ -7,10 +7,12 @@
 mod common;
 use common::incident_bundles as bundles;
 use std::path::Path;
+use std::sync::Arc;
 
 use schedtop::collect::Seekable;
 use schedtop::export::incident::{IncidentOptions, Watch};
 use schedtop::export::incident_writer::Render;
+use schedtop::model::shared_interval::{Deriver, Interval};
 use schedtop::model::trigger::parse;
 use schedtop::model::{HostInfo, Sample};
 use schedtop::record::testdata::{synthetic_host, synthetic_samples, SynthOptions};
@@ -90,8 +92,9 @@ fn a_trigger_that_keeps_holding_fires_once() {
     let mut w = Watch::new(vec![t], opts(d.path(), 2));
     let mut kept = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
     let mut events = Vec::new();
-    let screens: Render =
-        |_: &HostInfo, _: &mut dyn Seekable| vec![("x.txt".to_string(), "x".to_string())];
+    let screens: Render = |_: &HostInfo, _: &mut dyn Seekable, _: &Arc<Interval>| {
+        vec![("x.txt".to_string(), "x".to_string())]
+    };
     for x in &samples {
         kept.push(x);
         events.extend(w.on_sample(x, &host, &mut kept, screens));
@@ -129,7 +132,7 @@ fn cooldown_and_the_bundle_cap_hold_against_a_flapping_trigger() {
     o.max_bundles = 2;
     let mut w = Watch::new(Vec::new(), o);
     let mut kept = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
-    let screens: Render = |_: &HostInfo, _: &mut dyn Seekable| Vec::new();
+    let screens: Render = |_: &HostInfo, _: &mut dyn Seekable, _: &Arc<Interval>| Vec::new();
     let mut said = Vec::new();
     for x in &samples {
         w.request("flap");
@@ -208,7 +211,7 @@ fn an_unusable_directory_is_one_line_and_a_symlink_is_never_followed() {
     std::os::unix::fs::symlink(&target, d.path().join(&name)).unwrap();
     let mut w = Watch::new(Vec::new(), opts(d.path(), 0));
     let mut kept = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
-    let screens: Render = |_: &HostInfo, _: &mut dyn Seekable| Vec::new();
+    let screens: Render = |_: &HostInfo, _: &mut dyn Seekable, _: &Arc<Interval>| Vec::new();
     kept.push(&samples[0]);
     w.on_sample(&samples[0], &host, &mut kept, screens);
     w.request("test");
@@ -235,7 +238,7 @@ fn with_flight_the_bundle_asks_the_recorder_for_its_trace_inside_it() {
     let (tx, rx) = std::sync::mpsc::channel::<DumpRequest>();
     let mut w = Watch::new(Vec::new(), opts(d.path(), 0)).with_flight(tx);
     let mut kept = History::new(host.clone(), DEFAULT_WINDOW_NS, DEFAULT_BYTE_CAP);
-    let screens: Render = |_: &HostInfo, _: &mut dyn Seekable| Vec::new();
+    let screens: Render = |_: &HostInfo, _: &mut dyn Seekable, _: &Arc<Interval>| Vec::new();
     kept.push(&samples[0]);
     w.on_sample(&samples[0], &host, &mut kept, screens);
     assert!(rx.try_recv().is_err(), "no request before a firing");
@@ -279,8 +282,9 @@ fn a_history_kept_by_the_collector_rewinds_and_takes_no_sample_twice() {
         AppState::new(host.clone(), Mode::Live),
         k.history.clone(),
     );
+    let mut d = Deriver::new(host.clone());
     for x in &samples[..10] {
-        assert!(k.keep(&host, &x.clone().into()).is_empty());
+        assert!(k.keep(&host, &d.next(x.clone())).is_empty());
     }
     for x in &samples[..9] {
         s.push_sample(x.clone());
@@ -297,7 +301,7 @@ fn a_history_kept_by_the_collector_rewinds_and_takes_no_sample_twice() {
     assert_eq!(s.current().cloned(), before, "not twice");
     // taken twice, the interval would span 0 s
     assert!(s.derived.system.interval_s > 0.5, "{:?}", s.derived.system);
-    k.keep(&host, &samples[10].clone().into());
+    k.keep(&host, &d.next(samples[10].clone()));
     s.push_sample(samples[10].clone());
     assert_eq!(s.current().map(|c| c.time_ns), Some(samples[10].time_ns));
     assert_eq!(s.history().map(|h| h.len()), Some(11));

@@ -21,7 +21,7 @@ fn next(app: &Session) -> schedtop::model::Sample {
     let mut s = app
         .pending
         .back()
-        .map(|s| &**s)
+        .map(|iv| &*iv.sample)
         .or(app.current())
         .unwrap()
         .clone();

@@ -20,6 +20,7 @@ mod outside_threads;
 pub mod perf;
 pub mod procfs;
 pub mod sampler;
+pub mod sink;
 pub mod source;
 pub mod system;
 pub mod thread_filter;

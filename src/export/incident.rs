@@ -20,6 +20,7 @@
 //! thread of their own (incident_writer.rs).
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
@@ -37,11 +38,9 @@ pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 pub use super::incident_rotate::PREFIX;
 use super::incident_writer::{Caps, Job, Render, Running};
 use crate::collect::Seekable;
-use crate::model::cpus;
-use crate::model::findings::{findings, IntervalFacts, Scope};
-use crate::model::interval::derive;
+use crate::model::shared_interval::{Deriver, Interval};
 use crate::model::trigger::Trigger;
-use crate::model::trigger_eval::{evaluate, system_pressure_pct, Figures, Hold, Verdict};
+use crate::model::trigger_eval::{evaluate, Figures, Hold, Verdict};
 use crate::model::{HostInfo, Sample};
 use crate::util::names::file_name_ext;
 
@@ -90,7 +89,8 @@ struct Open {
 pub struct Watch {
     opts: IncidentOptions,
     triggers: Vec<(Trigger, Hold, bool)>,
-    prev: Option<Sample>,
+    /// `on_sample`'s own (None where Intervals are shared)
+    deriver: Option<Deriver>,
     manual: Option<String>,
     last_made_mono: Option<u64>,
     open: Option<Open>,
@@ -162,7 +162,7 @@ impl Watch {
                 .into_iter()
                 .map(|t| (t, Hold::default(), false))
                 .collect(),
-            prev: None,
+            deriver: None,
             manual: None,
             last_made_mono: None,
             open: None,
@@ -193,8 +193,8 @@ impl Watch {
         self.open.is_some()
     }
 
-    /// A Sample arrived; `kept` already holds it (the history the bundle's
-    /// recording starts with).
+    /// A Sample arrived; `kept` already holds it. Derives its interval
+    /// here: for callers without a shared one (`on_interval` is the way).
     pub fn on_sample(
         &mut self,
         s: &Sample,
@@ -202,17 +202,28 @@ impl Watch {
         kept: &mut dyn Kept,
         render: Render,
     ) -> Vec<Event> {
+        let d = self
+            .deriver
+            .get_or_insert_with(|| Deriver::new(host.clone()));
+        let iv = d.next(s.clone());
+        self.on_interval(&iv, host, kept, render)
+    }
+
+    /// The interval ending with a new Sample arrived; `kept` already holds
+    /// the Sample (the history the bundle's recording starts with).
+    pub fn on_interval(
+        &mut self,
+        iv: &Arc<Interval>,
+        host: &HostInfo,
+        kept: &mut dyn Kept,
+        render: Render,
+    ) -> Vec<Event> {
+        let s = &*iv.sample;
         let mut ev: Vec<Event> = self.noted.try_iter().collect();
         if let Some(e) = self.extend(s) {
             ev.push(e);
         }
-        let firing = self.check(s, host, kept, &mut ev);
-        // kept for the next interval only where triggers need it each time
-        // (a clone of 10,000 threads costs); by hand, it is read back from
-        // the history
-        if !self.triggers.is_empty() {
-            self.prev = Some(s.clone());
-        }
+        let firing = self.check(iv, &mut ev);
         let Some(f) = firing else {
             return ev;
         };
@@ -225,7 +236,7 @@ impl Watch {
             });
             return ev;
         }
-        match self.make(&f, s, host, kept, render, &mut ev) {
+        match self.make(&f, iv, host, kept, render, &mut ev) {
             Ok(dir) => {
                 self.last_made_mono = Some(s.mono_ns);
                 ev.push(Event::Written {
@@ -261,50 +272,22 @@ impl Watch {
     }
 
     /// The first trigger that fires on this interval (or the request).
-    fn check(
-        &mut self,
-        s: &Sample,
-        host: &HostInfo,
-        kept: &mut dyn Kept,
-        ev: &mut Vec<Event>,
-    ) -> Option<Firing> {
+    fn check(&mut self, iv: &Interval, ev: &mut Vec<Event>) -> Option<Firing> {
         if self.triggers.is_empty() && self.manual.is_none() {
             return None;
         }
-        let read_back;
-        let prev = if self.triggers.is_empty() {
-            // `kept` ends with `s`: the one before it
-            read_back = kept.len().checked_sub(2).and_then(|i| kept.sample(i).ok());
-            read_back.as_ref()
-        } else {
-            self.prev.as_ref()
-        };
-        let nominal = host.interval_ns as f64 / 1e9;
-        let d = derive(prev, s, nominal);
-        let cpu_view = cpus::derive(&host.topology, prev, s);
-        // the findings of this interval, from what was just derived: for
-        // `finding:KIND` triggers and every bundle's summary
-        let found = prev.map_or_else(Vec::new, |prev| {
-            findings(&IntervalFacts {
-                topology: &host.topology,
-                prev,
-                cur: s,
-                derived: &d,
-                cpus: cpu_view.as_ref(),
-                scope: &Scope::default(),
-            })
-        });
+        let (s, d) = (&*iv.sample, &iv.derived);
         if let Some(reason) = self.manual.take() {
-            let f = Firing::new(reason, None, Vec::new(), &d, s.time_ns);
-            return Some(f.with_findings(found));
+            let f = Firing::new(reason, None, Vec::new(), d, s.time_ns);
+            return Some(f.with_findings(iv.findings.clone()));
         }
         // the first Sample has no interval: nothing to compare yet
-        prev?;
+        iv.prev.as_ref()?;
         let x = Figures {
-            derived: &d,
-            cpus: cpu_view.as_ref(),
-            pressure_pct: system_pressure_pct(prev, s),
-            findings: &found,
+            derived: d,
+            cpus: iv.cpus.as_ref(),
+            pressure_pct: iv.pressure_pct,
+            findings: &iv.findings,
         };
         let mut fired = None;
         for (t, hold, said) in &mut self.triggers {
@@ -324,8 +307,8 @@ impl Watch {
             };
             if hold.update(holds, s.mono_ns, t.for_ns) && fired.is_none() {
                 fired = Some(
-                    Firing::new(t.text.clone(), Some(t.figure), hits, &d, s.time_ns)
-                        .with_findings(found.clone()),
+                    Firing::new(t.text.clone(), Some(t.figure), hits, d, s.time_ns)
+                        .with_findings(iv.findings.clone()),
                 );
             }
         }
@@ -371,12 +354,13 @@ impl Watch {
     fn make(
         &mut self,
         f: &Firing,
-        s: &Sample,
+        iv: &Arc<Interval>,
         host: &HostInfo,
         kept: &mut dyn Kept,
         render: Render,
         ev: &mut Vec<Event>,
     ) -> Result<PathBuf> {
+        let s = &*iv.sample;
         self.make_room(ev);
         let dir = make_dir(&self.opts.dir, &host.hostname, s.time_ns)?;
         // first: the ring covers the time before the firing; the writer
@@ -421,6 +405,7 @@ impl Watch {
             host: host.clone(),
             kept: kept.frozen(),
             render,
+            interval: iv.clone(),
             caps: Caps {
                 parent: self.opts.dir.clone(),
                 max_bundles: self.opts.max_bundles,

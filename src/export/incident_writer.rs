@@ -13,6 +13,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ use anyhow::{Context, Result};
 use super::flight_ring::DumpOutcome;
 use super::incident_rotate::{self as rotate, Removed};
 use crate::collect::Seekable;
+use crate::model::shared_interval::Interval;
 use crate::model::{HostInfo, Sample};
 use crate::record::{OpenMode, WriteOptions, Writer, Written};
 use crate::util::files::create_new_mode;
@@ -67,8 +69,9 @@ pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("writing {}", p.display()))
 }
 
-/// Draws a bundle's screenshots from the kept Samples: (file name, text).
-pub type Render = fn(&HostInfo, &mut dyn Seekable) -> Vec<(String, String)>;
+/// Draws a bundle's screenshots (file name, text) of the firing
+/// interval, with the kept Samples before it for the sparklines.
+pub type Render = fn(&HostInfo, &mut dyn Seekable, &Arc<Interval>) -> Vec<(String, String)>;
 
 /// What one bundle's writer needs.
 pub struct Job {
@@ -76,6 +79,8 @@ pub struct Job {
     pub host: HostInfo,
     pub kept: Box<dyn Seekable + Send>,
     pub render: Render,
+    /// the interval the trigger fired on (shared, not derived again)
+    pub interval: Arc<Interval>,
     pub caps: Caps,
     /// the flight recorder's answer, when it was asked
     pub trace: Option<Receiver<DumpOutcome>>,
@@ -159,7 +164,7 @@ impl Running {
 /// channel closes. Returns the Samples written and whether the byte cap
 /// cut the recording.
 fn work(mut job: Job, rx: Receiver<Sample>) -> Result<(u64, bool)> {
-    for (name, body) in (job.render)(&job.host, job.kept.as_mut()) {
+    for (name, body) in (job.render)(&job.host, job.kept.as_mut(), &job.interval) {
         write_file(&job.dir, &name, body.as_bytes())?;
     }
     if let Some(replies) = job.trace.take() {

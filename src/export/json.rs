@@ -4,11 +4,14 @@
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
-use crate::model::findings::{findings, Finding, IntervalFacts, Scope};
+use std::sync::Arc;
+
+use crate::model::findings::Finding;
 use crate::model::hist::HistPair;
-use crate::model::interval::{derive, Row};
+use crate::model::interval::Row;
 use crate::model::metrics::{self, Value};
-use crate::model::rates::{busy_pct, cpu_intervals, migration_deltas, ThreadInterval};
+use crate::model::rates::{busy_pct, ThreadInterval};
+use crate::model::shared_interval::{self, Interval};
 use crate::model::{CgroupRow, HostInfo, Sample};
 pub use crate::util::clock::{civil_from_days, rfc3339};
 
@@ -181,28 +184,25 @@ pub struct SystemRecord {
     pub psi_cpu_some_avg10: Option<f64>,
 }
 
-/// The record for the interval that ends with `cur`.
+/// The record for the interval that ends with `cur` (derived here once:
+/// `dump`, whose base Sample may be any earlier one).
 pub fn interval_record(host: &HostInfo, prev: Option<&Sample>, cur: &Sample) -> IntervalRecord {
-    let d = derive(prev, cur, host.interval_ns as f64 / 1e9);
+    let prev = prev.map(|p| Arc::new(p.clone()));
+    let iv = shared_interval::of(host, prev, Arc::new(cur.clone()), Default::default());
+    record_of(host, &iv)
+}
+
+/// The record of an Interval the sampler derived (batch mode).
+pub fn record_of(host: &HostInfo, iv: &Interval) -> IntervalRecord {
+    let (cur, d) = (&*iv.sample, &iv.derived);
     let dt = d.system.interval_s;
-    // from the rows just derived: the interval is derived once here
-    let found = prev.map_or_else(Vec::new, |p| {
-        let cpus = crate::model::cpus::derive(&host.topology, Some(p), cur);
-        findings(&IntervalFacts {
-            topology: &host.topology,
-            prev: p,
-            cur,
-            derived: &d,
-            cpus: cpus.as_ref(),
-            scope: &Scope::default(),
-        })
-    });
-    let threads = d.threads.into_iter().map(ThreadRecord).collect();
-    let cgroups = d.cgroups.into_iter().map(CgroupRecord::from).collect();
+    let threads = d.threads.iter().cloned().map(ThreadRecord).collect();
+    let cgroups = d.cgroups.iter().cloned().map(CgroupRecord::from).collect();
     let counter_anomalies = d.system.counter_anomalies;
     let topo = &host.topology;
-    let cpus = cpu_intervals(prev, cur, dt)
-        .into_iter()
+    let cpus = iv
+        .cpu_intervals
+        .iter()
         .map(|c| {
             let place = topo.cpus.iter().find(|t| t.cpu == c.cpu);
             CpuRecord {
@@ -225,14 +225,16 @@ pub fn interval_record(host: &HostInfo, prev: Option<&Sample>, cur: &Sample) -> 
             }
         })
         .collect();
-    let migrations = migration_deltas(prev, cur)
-        .into_iter()
-        .map(|(from_cpu, to_cpu, count)| MigrationRecord {
+    let migrations = iv
+        .migrations
+        .iter()
+        .map(|&(from_cpu, to_cpu, count)| MigrationRecord {
             from_cpu,
             to_cpu,
             count,
         })
         .collect();
+    let found = iv.findings.clone();
     IntervalRecord {
         time: rfc3339(cur.time_ns),
         time_ns: cur.time_ns,

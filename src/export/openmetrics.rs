@@ -106,6 +106,11 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
         vec![(vec![], t.samples as f64)],
     ));
     out.push(counter(
+        "schedtop_interval_derivations",
+        "Intervals derived from Samples by this process (one per Sample: every output shares it).",
+        vec![(vec![], t.derivations as f64)],
+    ));
+    out.push(counter(
         "schedtop_sample_errors",
         "Attempts to take a Sample that failed.",
         vec![(vec![], t.sample_errors as f64)],
@@ -242,7 +247,7 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
     let mut omitted = Vec::new();
     let mut omitted_series = Vec::new();
     // cgroups take at most half of what is left; processes the rest
-    let (cgroups, left, left_series) = cgroup_families(t.latest.as_ref(), budget / 2);
+    let (cgroups, left, left_series) = cgroup_families(t.latest.as_deref(), budget / 2);
     budget -= cgroups.iter().map(Family::series).sum::<usize>();
     out.extend(cgroups);
     omitted.push((vec![("level", "finding".to_string())], findings_left as f64));

@@ -9,9 +9,12 @@
 use std::collections::VecDeque;
 
 use crate::model::fasthash::IdMap;
-use crate::model::findings::{of_samples, Finding, Scope};
+use std::sync::Arc;
+
+use crate::model::findings::Finding;
 use crate::model::pressure::CpuPressure;
-use crate::model::rates::{counter_delta, elapsed_s, thread_interval_or_all, ThreadMatcher};
+use crate::model::rates::counter_delta;
+use crate::model::shared_interval::{self, Deriver, Interval};
 use crate::model::tally::Tally;
 use crate::model::{HostInfo, Sample};
 
@@ -53,7 +56,7 @@ pub struct Totals {
     pub system: Tally,
     pub processes: IdMap<u32, ProcessTotals>,
     /// the newest Sample (per-CPU counters and, with --per-thread, threads)
-    pub latest: Option<Sample>,
+    pub latest: Option<Arc<Sample>>,
     /// switches per second of each thread in `latest` over its last interval
     pub thread_rates: Vec<f64>,
     /// (monotonic ns, per-CPU run-queue counters), oldest first
@@ -61,6 +64,9 @@ pub struct Totals {
     /// Samples taken, and attempts that failed
     pub samples: u64,
     pub sample_errors: u64,
+    /// intervals this process derived, as of the newest Sample: equal to
+    /// `samples` when every sink shares the one Interval per Sample
+    pub derivations: u64,
     /// bumped by every update: a scrape renders again only when it moved
     pub generation: u64,
     /// /proc/pressure/cpu when the Sample was taken (None: no PSI here)
@@ -68,6 +74,8 @@ pub struct Totals {
     /// the last interval's findings, ranked: the exporter's one derivation
     /// of the interval (the rest of its figures are cumulative)
     pub findings: Vec<Finding>,
+    /// `update`'s own deriver (None where the sampler shares Intervals)
+    deriver: Option<Deriver>,
     // cgroups: their counters are the kernel's own cumulative ones, read
     // from `latest` at scrape time (openmetrics_cgroups.rs)
 }
@@ -83,52 +91,60 @@ impl Totals {
             rq_history: VecDeque::new(),
             samples: 0,
             sample_errors: 0,
+            derivations: 0,
             generation: 0,
             pressure: None,
             findings: Vec::new(),
+            deriver: None,
         }
     }
 
-    /// Fold one Sample in.
+    /// Fold one Sample in, deriving its interval here: for callers with
+    /// no sampler of their own (tests, one-off renders). `serve` hands
+    /// the exporter the one shared Interval (`take`).
     pub fn update(&mut self, cur: Sample) {
-        let prev = self.latest.take();
-        let mut matcher = ThreadMatcher::new(prev.as_ref().map_or(&[], |p| &p.threads));
-        let dt = prev.as_ref().map_or(0.0, |p| elapsed_s(p, &cur));
+        let mut d = self
+            .deriver
+            .take()
+            .unwrap_or_else(|| Deriver::new(self.host.clone()));
+        let iv = d.next(cur);
+        self.deriver = Some(d);
+        self.take(&iv);
+    }
+
+    /// Fold one Interval in: the processes' increments it carries are
+    /// summed (the exporter computes no delta of its own).
+    pub fn take(&mut self, iv: &Arc<Interval>) {
+        let cur = &iv.sample;
+        let d = &iv.derived;
+        let dt = if iv.prev.is_some() { iv.seconds() } else { 0.0 };
         let alpha = if dt > 0.0 {
             1.0 - (-dt / RANK_TIME_CONSTANT_S).exp()
         } else {
             1.0
         };
-        // each process's switches this interval, for its rank
-        let mut interval_switches: IdMap<u32, u64> = IdMap::default();
-        let mut thread_rates = Vec::with_capacity(cur.threads.len());
-        for t in &cur.threads {
-            let p = matcher.get(t);
-            // the thread's interval, or its whole history when first seen:
-            // a process's totals are its threads' increments since start
-            let iv = Tally::of(thread_interval_or_all(t, p));
-            let did = iv.switches();
-            self.system.add(&iv);
-            thread_rates.push(if dt > 0.0 { did as f64 / dt } else { 0.0 });
-            let proc = self
-                .processes
-                .entry(t.pid)
-                .or_insert_with(|| ProcessTotals {
-                    pid: t.pid,
-                    comm: t.process_comm.to_string(),
-                    counts: Tally::default(),
-                    rank_rate: 0.0,
-                    last_seen_mono: cur.mono_ns,
-                });
-            proc.counts.add(&iv);
+        for (row, (pid, inc)) in d.processes.iter().zip(&d.increments) {
+            self.system.add(inc);
+            let proc = self.processes.entry(*pid).or_insert_with(|| ProcessTotals {
+                pid: *pid,
+                comm: row.process_comm.to_string(),
+                counts: Tally::default(),
+                rank_rate: 0.0,
+                last_seen_mono: cur.mono_ns,
+            });
+            proc.counts.add(inc);
             proc.last_seen_mono = cur.mono_ns;
-            if t.tid == t.pid && *proc.comm != *t.process_comm {
-                proc.comm = t.process_comm.to_string();
+            if *proc.comm != *row.process_comm {
+                proc.comm = row.process_comm.to_string();
             }
-            *interval_switches.entry(t.pid).or_default() += did;
         }
+        let did: IdMap<u32, u64> = d
+            .increments
+            .iter()
+            .map(|(pid, inc)| (*pid, inc.switches()))
+            .collect();
         for (pid, proc) in self.processes.iter_mut() {
-            let did = interval_switches.get(pid).copied().unwrap_or(0);
+            let did = did.get(pid).copied().unwrap_or(0);
             let rate = if dt > 0.0 { did as f64 / dt } else { 0.0 };
             proc.rank_rate += alpha * (rate - proc.rank_rate);
         }
@@ -153,12 +169,22 @@ impl Totals {
             }
             self.rq_history.push_back((cur.mono_ns, rq));
         }
-        self.thread_rates = thread_rates;
-        self.findings = prev.as_ref().map_or_else(Vec::new, |p| {
-            of_samples(&self.host.topology, p, &cur, &Scope::default())
-        });
-        self.latest = Some(cur);
+        // a thread seen for the first time has no rate yet
+        self.thread_rates = d
+            .threads
+            .iter()
+            .map(|r| {
+                if dt > 0.0 {
+                    r.switches_s().unwrap_or(0.0)
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        self.findings = iv.findings.clone();
+        self.latest = Some(cur.clone());
         self.samples += 1;
+        self.derivations = shared_interval::derivations();
         self.generation += 1;
     }
 

@@ -121,6 +121,10 @@ pub struct Derived {
     /// non-zero interval length), so the row holds nothing but the
     /// thread's own fields and zeros (`reusable`)
     pub quiet: Vec<bool>,
+    /// per process (by pid): what its threads added since the previous
+    /// Sample, a thread seen for the first time with its whole history
+    /// (the exporter's running totals sum these, never a delta of their own)
+    pub increments: Vec<(u32, Tally)>,
 }
 
 /// Rows for the interval ending with `cur`. `nominal_s` stands in for the
@@ -138,6 +142,7 @@ pub fn derive_reusing(
     nominal_s: f64,
     spare: Derived,
 ) -> Derived {
+    super::derivation_count::count();
     let dt = prev.map_or(nominal_s, |p| elapsed_s(p, cur));
     let mut threads = spare.threads;
     // The previous interval's rows stay in place where the Samples list
@@ -181,6 +186,7 @@ pub fn derive_reusing(
     // view at 50,000 threads)
     let mut before = ThreadMatcher::new(prev.map_or(&[], |p| &p.threads));
     let mut empties = EmptyIntervals::default();
+    let mut born: BTreeMap<u32, Tally> = BTreeMap::new();
     for (j, t) in cur.threads.iter().enumerate() {
         let p = before.get(t);
         // idle since the previous Sample, and its row kept the interval
@@ -196,6 +202,10 @@ pub fn derive_reusing(
             }
         }
         let iv = thread_interval(t, p);
+        if iv.is_none() {
+            let all = crate::model::rates::thread_interval_or_all(t, None);
+            born.entry(t.pid).or_default().add(&Tally::of(all));
+        }
         cgroups.add(t.cgroup, iv.as_ref());
         system.counter_anomalies += iv.as_ref().map_or(0, |i| u64::from(i.anomalies));
         let is_quiet = dt > 0.0 && iv.as_ref().is_some_and(quiet_interval);
@@ -234,7 +244,14 @@ pub fn derive_reusing(
             threads.push(row);
         }
     }
-    processes.extend(procs.into_values().map(|(mut r, t)| {
+    let mut increments = spare.increments;
+    increments.clear();
+    processes.extend(procs.into_iter().map(|(pid, (mut r, t))| {
+        let mut inc = born.remove(&pid).unwrap_or_default();
+        if let Some(t) = &t {
+            inc.add(t);
+        }
+        increments.push((pid, inc));
         fill(&mut r, t, dt, &no_why);
         r
     }));
@@ -245,6 +262,7 @@ pub fn derive_reusing(
         system,
         cgroups: cgroups.rows(prev, cur, dt),
         quiet,
+        increments,
     }
 }
 

@@ -1,73 +1,78 @@
-//! `schedtop record --dir DIR`: the black box (black_box.rs) fed by its
-//! own sampler until stopped (SIGINT/SIGTERM/SIGHUP, `--duration`).
-use std::path::Path;
+//! `record --dir DIR` and `serve --record-dir DIR`: the black box
+//! (black_box.rs) as a sink of whichever sampler the shell runs. For
+//! `record --dir` an error that stops recording ends the run; beside the
+//! exporter it only ends the recording (serving goes on).
+use std::sync::Arc;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
-use super::black_box::{BlackBox, DirPolicy};
-use crate::collect::sampler::{self, Flow, Taken};
-use crate::collect::{LiveOptions, LiveSource};
-use crate::model::{HostInfo, Sample};
-use crate::util::signals;
+use super::black_box::BlackBox;
+use crate::collect::sampler::Flow;
+use crate::collect::sink::Sink;
+use crate::model::shared_interval::Interval;
+use crate::model::HostInfo;
 
-pub struct DirOptions {
-    pub live: LiveOptions,
-    pub policy: DirPolicy,
-    pub duration_ns: Option<u64>,
+pub struct BlackBoxSink {
+    bb: Option<BlackBox>,
+    /// an error stops only the recording (`serve --record-dir`)
+    keep_going: bool,
 }
 
-pub fn run(dir: &Path, o: &DirOptions) -> Result<()> {
-    run_tapped(dir, o, &mut |_, _| {})
-}
-
-/// `run`, handing each Sample to `tap` as well (the incident watch of
-/// `--trigger`), also those dropped while writing is paused.
-pub fn run_tapped(
-    dir: &Path,
-    o: &DirOptions,
-    tap: &mut dyn FnMut(&HostInfo, &Sample),
-) -> Result<()> {
-    let mut bb = BlackBox::open(dir, o.policy.clone())?;
-    let mut source = LiveSource::open(&o.live)?;
-    if let Some(reason) = &source.host().degraded_reason {
-        crate::say!("schedtop: {reason}");
+impl BlackBoxSink {
+    /// The sink of `record --dir`: its errors end the run.
+    pub fn alone(bb: BlackBox) -> BlackBoxSink {
+        BlackBoxSink {
+            bb: Some(bb),
+            keep_going: false,
+        }
     }
-    signals::stop_on(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP]);
-    crate::say!(
-        "schedtop: recording to {} every {} s ({} source), {}",
-        dir.display(),
-        o.live.interval_ns as f64 / 1e9,
-        source.host().source.as_str(),
-        bb.describe()
-    );
-    let limits = sampler::Limits {
-        duration_ns: o.duration_ns,
-        ..Default::default()
-    };
-    let why = sampler::run(
-        &mut source,
-        o.live.interval_ns,
-        limits,
-        sampler::sleep_until(signals::stop_requested),
-        |source, taken| {
-            let s = match taken {
-                Taken::Sample(s) => s,
-                Taken::Error(e) => return Err(e),
-                Taken::Panicked(p) => bail!("the collector panicked: {p}"),
-            };
-            bb.take(source.host(), &s)?;
-            // the incident watch sees every Sample, written or dropped at
-            // the floor: its bundles are not this directory's to hold back
-            tap(source.host(), &s);
-            Ok(Flow::Continue)
-        },
-    );
-    let why = match why {
-        Ok("stopped") => "stopped by signal".to_string(),
-        Ok(other) => other.to_string(),
-        Err(e) => return Err(bb.abandon(e)),
-    };
-    let summary = bb.finish()?;
-    crate::say!("schedtop: {why}: {summary}");
-    Ok(())
+
+    /// Beside other sinks: its errors end only the recording.
+    pub fn beside(bb: BlackBox) -> BlackBoxSink {
+        BlackBoxSink {
+            bb: Some(bb),
+            keep_going: true,
+        }
+    }
+}
+
+impl Sink for BlackBoxSink {
+    fn take(&mut self, host: &HostInfo, iv: &Arc<Interval>) -> Result<Flow> {
+        let Some(bb) = self.bb.as_mut() else {
+            return Ok(Flow::Continue);
+        };
+        if let Err(e) = bb.take(host, &iv.sample) {
+            let bb = self.bb.take().expect("matched above");
+            let e = bb.abandon(e);
+            if !self.keep_going {
+                return Err(e);
+            }
+            crate::say!("schedtop: the black box stopped, serving goes on: {e:#}");
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn missed(&mut self, _e: &anyhow::Error) -> bool {
+        self.keep_going
+    }
+
+    fn finish(&mut self, why: &str) -> Result<()> {
+        let Some(bb) = self.bb.take() else {
+            return Ok(());
+        };
+        match bb.finish() {
+            Ok(summary) if self.keep_going => crate::say!("schedtop: black box: {summary}"),
+            Ok(summary) => crate::say!("schedtop: {why}: {summary}"),
+            Err(e) if self.keep_going => crate::say!("schedtop: black box: closing: {e:#}"),
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+
+    fn failed(&mut self, e: anyhow::Error) -> anyhow::Error {
+        match self.bb.take() {
+            Some(bb) if !self.keep_going => bb.abandon(e),
+            _ => e,
+        }
+    }
 }

@@ -1,106 +1,88 @@
-//! `schedtop record`: headless, suitable for a systemd unit. The sampler
-//! takes a Sample every interval at absolute deadlines; this is its sink,
-//! appending each to the recording. Stops on SIGINT/SIGTERM/SIGHUP, after
-//! `--duration` or at `--max-size`, writing the closing index. SIGKILL
-//! loses nothing already written (writer.rs).
-use std::path::Path;
+//! `schedtop record -o FILE`: headless, suitable for a systemd unit; the
+//! recording file as a sink of the shell's sampler, appending each Sample.
+//! Stops at `--max-size` (the shell stops it on SIGINT/SIGTERM/SIGHUP and
+//! after `--duration`), writing the closing index. SIGKILL loses nothing
+//! already written (writer.rs).
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Result;
 
 use super::black_box::left_out_line;
 use super::writer::{LeftOut, OpenMode, WriteOptions, Writer, Written};
-use crate::collect::sampler::{self, Flow, Limits, Taken};
-use crate::collect::{LiveOptions, LiveSource, Source};
-use crate::model::{HostInfo, Sample};
-use crate::util::signals;
+use crate::collect::sampler::Flow;
+use crate::collect::sink::Sink;
+use crate::model::shared_interval::Interval;
+use crate::model::HostInfo;
 
-pub struct RecordOptions {
-    pub live: LiveOptions,
-    pub mode: OpenMode,
-    pub duration_ns: Option<u64>,
-    pub max_size: Option<u64>,
+pub struct FileRecorder {
+    path: PathBuf,
+    w: Option<Writer>,
+    samples: u64,
 }
 
-/// Record until told to stop. Prints one line when it starts and one when
-/// it stops (stderr).
-pub fn run(path: &Path, o: &RecordOptions) -> Result<()> {
-    run_tapped(path, o, &mut |_, _| {})
-}
-
-/// `run`, handing each Sample, once written, to `tap` as well (the
-/// incident watch of `--trigger`).
-pub fn run_tapped(
-    path: &Path,
-    o: &RecordOptions,
-    tap: &mut dyn FnMut(&HostInfo, &Sample),
-) -> Result<()> {
-    let mut source = LiveSource::open(&o.live)?;
-    if let Some(reason) = &source.host().degraded_reason {
-        crate::say!("schedtop: {reason}");
+impl FileRecorder {
+    pub fn open(
+        path: &Path,
+        host: &HostInfo,
+        mode: OpenMode,
+        max_size: Option<u64>,
+    ) -> Result<FileRecorder> {
+        let w = Writer::open(
+            path,
+            host,
+            WriteOptions {
+                mode,
+                max_size,
+                ..Default::default()
+            },
+        )?;
+        Ok(FileRecorder {
+            path: path.to_path_buf(),
+            w: Some(w),
+            samples: 0,
+        })
     }
-    let mut w = Writer::open(
-        path,
-        Source::host(&source),
-        WriteOptions {
-            mode: o.mode,
-            max_size: o.max_size,
-            ..Default::default()
-        },
-    )?;
-    signals::stop_on(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP]);
-    crate::say!(
-        "schedtop: recording to {} every {} s ({} source)",
-        path.display(),
-        o.live.interval_ns as f64 / 1e9,
-        source.host().source.as_str()
-    );
-    let mut samples = 0u64;
-    let limits = Limits {
-        duration_ns: o.duration_ns,
-        ..Default::default()
-    };
-    let why = sampler::run(
-        &mut source,
-        o.live.interval_ns,
-        limits,
-        sampler::sleep_until(signals::stop_requested),
-        |source, taken| {
-            let s = match taken {
-                Taken::Sample(s) => s,
-                Taken::Error(e) => return Err(e),
-                Taken::Panicked(p) => anyhow::bail!("the collector panicked: {p}"),
-            };
-            let before = w.left_out();
-            if w.write_sample(&s)? == Written::Full {
-                return Ok(Flow::Stop("reached --max-size"));
-            }
-            if before == LeftOut::default() && w.left_out() != before {
-                crate::say!(
-                    "schedtop: a Sample of {} threads is too large for a frame: {}",
-                    s.threads.len(),
-                    left_out_line(&w.left_out())
-                );
-            }
-            samples += 1;
-            tap(source.host(), &s);
-            Ok(Flow::Continue)
-        },
-    );
-    let why = match why? {
-        "stopped" => "stopped by signal",
-        other => other,
-    };
-    let size = w.size();
-    let left = w.left_out();
-    w.finish()?;
-    let extra = if left == LeftOut::default() {
-        String::new()
-    } else {
-        format!("; too large for a frame: {}", left_out_line(&left))
-    };
-    crate::say!(
-        "schedtop: {why}: {samples} samples, {size} bytes in {}{extra}",
-        path.display()
-    );
-    Ok(())
+}
+
+impl Sink for FileRecorder {
+    fn take(&mut self, _host: &HostInfo, iv: &Arc<Interval>) -> Result<Flow> {
+        let Some(w) = self.w.as_mut() else {
+            return Ok(Flow::Continue);
+        };
+        let s = &iv.sample;
+        let before = w.left_out();
+        if w.write_sample(s)? == Written::Full {
+            return Ok(Flow::Stop("reached --max-size"));
+        }
+        if before == LeftOut::default() && w.left_out() != before {
+            crate::say!(
+                "schedtop: a Sample of {} threads is too large for a frame: {}",
+                s.threads.len(),
+                left_out_line(&w.left_out())
+            );
+        }
+        self.samples += 1;
+        Ok(Flow::Continue)
+    }
+
+    fn finish(&mut self, why: &str) -> Result<()> {
+        let Some(w) = self.w.take() else {
+            return Ok(());
+        };
+        let size = w.size();
+        let left = w.left_out();
+        w.finish()?;
+        let extra = if left == LeftOut::default() {
+            String::new()
+        } else {
+            format!("; too large for a frame: {}", left_out_line(&left))
+        };
+        crate::say!(
+            "schedtop: {why}: {} samples, {size} bytes in {}{extra}",
+            self.samples,
+            self.path.display()
+        );
+        Ok(())
+    }
 }

@@ -14,7 +14,8 @@ use super::first_sample::FirstSample;
 use super::row_order::{RowOrder, Rows, FULL_SORT_MAX};
 use super::status::Status;
 use crate::model::cpus::{self, CpuHistory, CpuView};
-use crate::model::interval::{self as rows, Derived, Row, RowKey, SystemRates};
+use crate::model::interval::{self as rows, Row, RowKey, SystemRates};
+use crate::model::shared_interval::Interval;
 
 pub use super::state_types::{
     HistScope, Mode, RecordingInfo, View, WaitView, HISTORY_CAP, INTERVAL_STEPS, PENDING_CAP,
@@ -50,8 +51,8 @@ pub struct AppState {
     /// the first Sample ever seen ("since start")
     pub first: Option<FirstSample>,
     pub paused: bool,
-    /// Samples that arrived while paused
-    pub pending: VecDeque<Arc<Sample>>,
+    /// Intervals that arrived while paused
+    pub pending: VecDeque<Arc<Interval>>,
     pub sort: Column,
     pub sort_inverted: bool,
     pub filter: String,
@@ -84,14 +85,16 @@ pub struct AppState {
     /// `schedtop diff`'s comparison mode (compare_ui.rs)
     pub compare: Option<Box<super::compare_state::CompareUi>>,
     // ---- derived ----
-    pub derived: Derived,
+    /// the current interval (its rows: `derived.threads`, ...), shared
+    /// with the other sinks of the sampler that made it
+    pub derived: Arc<Interval>,
     /// the current view's rows, filtered and sorted as far as the screen
     /// looked (`rows()`)
-    order: RowOrder,
+    pub(super) order: RowOrder,
     /// switches/s per row over time, oldest first
     pub series: super::switch_series::Series,
     /// where each thread series' row was last (switch_series.rs)
-    series_rows: super::switch_series::RowHints,
+    pub(super) series_rows: super::switch_series::RowHints,
     /// the selected row's histograms and whys since the first Sample
     pub since_start: Option<rows::SinceStart>,
     /// the last interval per CPU and node→node (None before two Samples)
@@ -145,7 +148,7 @@ impl AppState {
             replay: None,
             recording: None,
             compare: None,
-            derived: Derived::default(),
+            derived: Arc::default(),
             order: RowOrder::default(),
             series: IdMap::default(),
             series_rows: IdMap::default(),
@@ -177,54 +180,8 @@ impl AppState {
         self.base_rows().len()
     }
 
-    /// A new Sample from the feed. While paused it waits (the screen stays
-    /// as it was); otherwise it becomes the current one.
-    pub fn push_sample(&mut self, s: impl Into<Arc<Sample>>) {
-        let s = s.into();
-        if self.paused {
-            if self.pending.len() >= PENDING_CAP {
-                self.pending.pop_front();
-            }
-            self.pending.push_back(s);
-            return;
-        }
-        self.ingest(s);
-        self.refresh(self.follow);
-    }
-
     pub fn set_error(&mut self, e: Option<String>) {
         self.error = e;
-    }
-
-    fn ingest(&mut self, s: Arc<Sample>) {
-        if self.first.is_none() {
-            self.first = Some(FirstSample::keep(&s));
-        }
-        let nominal = self.interval_ns as f64 / 1e9;
-        let prev = self.history.back().map(|p| &**p);
-        let spare = std::mem::take(&mut self.derived);
-        self.derived = rows::derive_reusing(prev, &s, nominal, spare);
-        self.listing.ingest(&mut self.derived);
-        self.cgroups.refresh(&self.derived.cgroups, &self.filter);
-        let d = &self.derived;
-        let row = |r: &Row| (r.key, r.id, r.switches_s());
-        super::switch_series::record(
-            &mut self.series,
-            &mut self.series_rows,
-            &d.quiet,
-            |j| row(&d.threads[j]),
-            d.processes.iter().map(row),
-        );
-        let prev = self.history.back().map(|p| &**p);
-        self.cpu = cpus::derive_by(&self.host.topology, prev, &s, self.mig_cause);
-        if let Some(v) = &self.cpu {
-            self.cpu_history.push(v);
-        }
-        self.findings
-            .update(prev, &s, &self.host, &self.derived, &self.cpu);
-        let numa = self.host.topology.nodes().len() > 1;
-        super::recent::push(&mut self.history, &mut self.prev_places, s, numa);
-        self.error = None;
     }
 
     fn base_rows(&self) -> &[Row] {
@@ -256,7 +213,7 @@ impl AppState {
 
     /// Recompute the visible rows. `keep_key`: keep the selection on the
     /// same thread/process (else on the same position, like htop without F).
-    fn refresh(&mut self, keep_key: bool) {
+    pub(super) fn refresh(&mut self, keep_key: bool) {
         if !columns::columns_of(self.table_view).contains(&self.sort) {
             self.sort = columns::default_sort(self.table_view);
             self.sort_inverted = false;
@@ -517,8 +474,8 @@ impl AppState {
             Action::TogglePause => {
                 self.paused = !self.paused;
                 if !self.paused && !self.pending.is_empty() {
-                    while let Some(s) = self.pending.pop_front() {
-                        self.ingest(s);
+                    while let Some(iv) = self.pending.pop_front() {
+                        self.ingest(iv);
                     }
                     self.refresh(self.follow);
                 }
@@ -588,8 +545,8 @@ impl AppState {
 
 #[path = "app_findings.rs"]
 pub mod findings;
-#[path = "app_prefs.rs"]
-pub mod prefs;
 #[path = "app_grouping.rs"]
 pub mod grouping;
+#[path = "app_prefs.rs"]
+pub mod prefs;
 use grouping::base_of;

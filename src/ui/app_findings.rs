@@ -5,10 +5,8 @@
 //! findings view's keys, and Enter: the view that shows a finding's
 //! evidence, with its subject selected.
 use super::{AppState, View};
-use crate::model::cpus::CpuView;
-use crate::model::findings::{findings, Finding, IntervalFacts, Scope, SubjectType, Value};
-use crate::model::interval::{Derived, RowKey};
-use crate::model::{HostInfo, Sample};
+use crate::model::findings::{Finding, SubjectType, Value};
+use crate::model::interval::RowKey;
 use crate::ui::action::Action;
 
 #[derive(Clone, Debug, Default)]
@@ -20,28 +18,11 @@ pub struct FindingsUi {
 }
 
 impl FindingsUi {
-    /// The findings of the interval from `prev` to `cur` (none without
-    /// one). `cpu` is the CPU view's figures for it: the rules read busy
-    /// time and queue lengths, which `M`'s migration cause does not touch.
-    pub fn update(
-        &mut self,
-        prev: Option<&Sample>,
-        cur: &Sample,
-        host: &HostInfo,
-        derived: &Derived,
-        cpu: &Option<CpuView>,
-    ) {
-        self.list = match prev {
-            Some(prev) => findings(&IntervalFacts {
-                topology: &host.topology,
-                prev,
-                cur,
-                derived,
-                cpus: cpu.as_ref(),
-                scope: &Scope::default(),
-            }),
-            None => Vec::new(),
-        };
+    /// The interval's findings (the shared Interval's: none without an
+    /// earlier Sample). `M`'s migration cause does not touch them: the
+    /// rules read busy time and queue lengths.
+    pub fn update(&mut self, list: &[Finding]) {
+        self.list = list.to_vec();
         self.selected = self.selected.min(self.list.len().saturating_sub(1));
     }
 

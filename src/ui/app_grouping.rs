@@ -51,18 +51,9 @@ pub struct Listing {
     pub expanded: Vec<RowKey>,
     /// the source's thread filters, as the header names them
     pub filters: Vec<String>,
-    /// the live view's held figures (steady.rs)
-    pub steady: crate::ui::steady::Steady,
 }
 
 impl Listing {
-    /// A new interval: its figures held where they barely moved (live
-    /// view only), and its group rows.
-    pub fn ingest(&mut self, d: &mut Derived) {
-        self.steady.hold(d);
-        self.rebuild(d);
-    }
-
     /// The group rows of the interval `d`, if the mode lists groups.
     pub fn rebuild(&mut self, d: &Derived) {
         self.rows = match self.mode {

@@ -1,14 +1,17 @@
 //! Where the UI's Samples come from. `Feed` is what the event loop needs;
 //! `LiveFeed` samples this machine on a collector thread. A replay feed
 //! (a recording) goes next to it.
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 
-use crate::collect::sampler::{self, Flow, Limits, Taken, Wake};
+use crate::collect::sampler::{Flow, Limits, Wake};
+use crate::collect::sink::{Fanout, Sink};
 use crate::collect::{LiveOptions, LiveSource};
+use crate::model::shared_interval::Interval;
 use crate::model::{HostInfo, Sample};
 use crate::util::clock::monotonic_ns;
 
@@ -25,8 +28,11 @@ pub struct KeepSpec {
 
 #[derive(Debug)]
 pub enum FeedEvent {
-    /// shared with the rewind history, which keeps it as its next base
+    /// a Sample for the state to derive (fake feeds, tests)
     Sample(Arc<Sample>),
+    /// the collector's Interval for its newest Sample (its Sample shared
+    /// with the rewind history, which keeps it as its next base)
+    Interval(Arc<Interval>),
     /// the latest attempt failed (the feed keeps trying)
     Error(String),
     /// a line for the status line (an incident bundle written), and
@@ -195,14 +201,14 @@ fn collect(
         }
     };
     let host = source.host().clone();
-    let mut keeper =
+    let keeper =
         keep.map(|k| Keeper::new(History::new(host.clone(), k.window_ns, k.byte_cap), k.watch));
     let shared = keeper.as_ref().map(|k| k.history.clone());
     if host_tx.send(Ok((host, shared))).is_err() {
         return;
     }
     // the i key, noted while waiting, served with the next Sample
-    let fire = std::cell::Cell::new(false);
+    let fire = Arc::new(AtomicBool::new(false));
     let wait = |deadline: u64| loop {
         let now = monotonic_ns();
         if now >= deadline {
@@ -210,44 +216,69 @@ fn collect(
         }
         match control.recv_timeout(Duration::from_nanos(deadline - now)) {
             Ok(Control::Interval(ns)) => return Wake::Interval(ns),
-            Ok(Control::FireIncident) => fire.set(true),
+            Ok(Control::FireIncident) => fire.store(true, Ordering::Relaxed),
             Err(RecvTimeoutError::Timeout) => return Wake::Deadline,
             Err(RecvTimeoutError::Disconnected) => return Wake::Stop,
         }
     };
-    let _ = sampler::run(
-        &mut source,
-        opts.interval_ns,
-        Limits::default(),
-        wait,
-        |source, taken| {
-            let (ev, last) = match taken {
-                Taken::Sample(s) => {
-                    let s = Arc::new(s);
-                    if let Some(k) = keeper.as_mut() {
-                        if fire.take() {
-                            k.fire();
-                        }
-                        for (line, error) in k.keep(source.host(), &s) {
-                            let _ = tx.send(FeedEvent::Status(line, error));
-                        }
-                    }
-                    (FeedEvent::Sample(s), false)
-                }
-                Taken::Error(e) => (FeedEvent::Error(format!("{e:#}")), false),
-                Taken::Panicked(p) => (
-                    FeedEvent::Error(format!("the collector panicked: {p}")),
-                    true,
-                ),
-            };
-            if tx.send(ev).is_err() {
-                return Ok(Flow::Stop("the UI went away"));
-            }
-            Ok(if last {
-                Flow::Stop("panicked")
-            } else {
-                Flow::Continue
-            })
-        },
-    );
+    // one Interval per Sample: the history and the incident watch first,
+    // then the UI
+    let mut fan = Fanout::new(source.host().clone());
+    if let Some(k) = keeper {
+        fan.add(Box::new(Kept {
+            keeper: k,
+            fire: fire.clone(),
+            tx: tx.clone(),
+        }));
+    }
+    fan.add(Box::new(ToUi { tx }));
+    let _ = fan.run(&mut source, opts.interval_ns, Limits::default(), wait);
+}
+
+/// The live history and the incident watch as a sink (keeper.rs).
+struct Kept {
+    keeper: Keeper,
+    fire: Arc<AtomicBool>,
+    tx: Sender<FeedEvent>,
+}
+
+impl Sink for Kept {
+    fn take(&mut self, host: &HostInfo, iv: &Arc<Interval>) -> Result<Flow> {
+        if self.fire.swap(false, Ordering::Relaxed) {
+            self.keeper.fire();
+        }
+        for (line, error) in self.keeper.keep(host, iv) {
+            let _ = self.tx.send(FeedEvent::Status(line, error));
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn missed(&mut self, _e: &anyhow::Error) -> bool {
+        true
+    }
+}
+
+/// The UI thread, over the channel: the live view's sink.
+struct ToUi {
+    tx: Sender<FeedEvent>,
+}
+
+impl Sink for ToUi {
+    fn take(&mut self, _: &HostInfo, iv: &Arc<Interval>) -> Result<Flow> {
+        if self.tx.send(FeedEvent::Interval(iv.clone())).is_err() {
+            return Ok(Flow::Stop("the UI went away"));
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Shown on the status line; the feed keeps trying.
+    fn missed(&mut self, e: &anyhow::Error) -> bool {
+        self.tx.send(FeedEvent::Error(format!("{e:#}"))).is_ok()
+    }
+
+    /// The collector's last word (a panic in the source).
+    fn failed(&mut self, e: anyhow::Error) -> anyhow::Error {
+        let _ = self.tx.send(FeedEvent::Error(format!("{e:#}")));
+        e
+    }
 }

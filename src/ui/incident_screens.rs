@@ -7,6 +7,10 @@ use super::app::{AppState, Mode};
 use super::render::render_to_buffer;
 use crate::collect::Seekable;
 use crate::export::screenshot::{self, Format};
+use std::sync::Arc;
+
+use crate::model::cpus;
+use crate::model::shared_interval::Interval;
 use crate::model::HostInfo;
 
 /// Screen size of the bundle's screenshots.
@@ -14,16 +18,28 @@ pub const SIZE: (u16, u16) = (160, 50);
 /// Samples fed before drawing (rates need two; sparklines like a few more).
 const LEAD: usize = 5;
 
-/// (file name, contents) for each view and format.
-pub fn render(host: &HostInfo, kept: &mut dyn Seekable) -> Vec<(String, String)> {
+/// (file name, contents) for each view and format, of the interval
+/// `firing` (the watch's, not derived again); the kept Samples before it
+/// give the CPU sparklines their earlier points.
+pub fn render(
+    host: &HostInfo,
+    kept: &mut dyn Seekable,
+    firing: &Arc<Interval>,
+) -> Vec<(String, String)> {
     let mut app = AppState::new(host.clone(), Mode::Live);
     app.apply(Action::Resize(SIZE.0, SIZE.1));
     let n = kept.len();
-    for i in n.saturating_sub(LEAD)..n {
+    let mut prev = None;
+    // `kept` ends with the firing Sample
+    for i in n.saturating_sub(LEAD)..n.saturating_sub(1) {
         if let Ok(s) = kept.sample(i) {
-            app.push_sample(s);
+            if let Some(v) = cpus::derive(&host.topology, prev.as_ref(), &s) {
+                app.cpu_history.push(&v);
+            }
+            prev = Some(s);
         }
     }
+    app.push_interval(firing.clone());
     let mut out = Vec::new();
     let mut shoot = |app: &AppState, name: &str| {
         let buf = render_to_buffer(app, SIZE.0, SIZE.1);

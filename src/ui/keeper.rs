@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::history::History;
 use crate::export::incident::{describe, Event, Watch};
-use crate::model::{HostInfo, Sample};
+use crate::model::shared_interval::Interval;
+use crate::model::HostInfo;
 
 /// The live history, shared by the collector (which pushes) and the UI
 /// (which reads it while rewound).
@@ -44,10 +45,10 @@ impl Keeper {
         self.fire
     }
 
-    /// Keep `s`; what the watch did, as status lines.
-    pub fn keep(&mut self, host: &HostInfo, s: &Arc<Sample>) -> Vec<Line> {
+    /// Keep the interval's Sample; what the watch did, as status lines.
+    pub fn keep(&mut self, host: &HostInfo, iv: &Arc<Interval>) -> Vec<Line> {
         let mut h = lock(&self.history);
-        h.push_shared(s);
+        h.push_shared(&iv.sample);
         let Some(w) = self.watch.as_mut() else {
             return Vec::new();
         };
@@ -57,7 +58,7 @@ impl Keeper {
         if std::mem::take(&mut self.fire) {
             w.request("the i key");
         }
-        w.on_sample(s, host, &mut *h, super::incident_screens::render)
+        w.on_interval(iv, host, &mut *h, super::incident_screens::render)
             .iter()
             .map(line)
             .collect()

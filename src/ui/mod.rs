@@ -3,12 +3,13 @@
 //! one file per part of the screen under views/.
 pub mod action;
 pub mod app;
+mod app_ingest;
 pub mod cgroup_tree;
 pub mod columns;
-pub mod config_file;
 pub mod compare_columns;
 pub mod compare_state;
 pub mod compare_ui;
+pub mod config_file;
 pub mod feed;
 pub mod first_sample;
 #[cfg(any(test, feature = "testdata"))]
@@ -40,7 +41,6 @@ pub mod setup;
 pub mod setup_keys;
 pub mod state_types;
 pub mod status;
-pub mod steady;
 pub mod suspend;
 pub mod switch_series;
 pub mod terminal;

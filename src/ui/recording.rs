@@ -136,7 +136,12 @@ fn toggle_slot(
                 Some(h) => write_backlog(&mut rec, h).err(),
                 None => {
                     // the newest Sample at once: the file is useful from the start
-                    let newest = app.pending.back().or(app.history.back()).cloned();
+                    let newest = app
+                        .pending
+                        .back()
+                        .map(|iv| &iv.sample)
+                        .or(app.history.back())
+                        .cloned();
                     newest.and_then(|s| rec.write(&s).err())
                 }
             };

@@ -21,7 +21,6 @@ use super::first_sample::FirstSample;
 use super::status::Status;
 use crate::collect::Seekable;
 use crate::model::cpus::CpuHistory;
-use crate::model::interval::Derived;
 use crate::model::{HostInfo, Sample};
 use crate::record::timeexpr::parse_time;
 use crate::record::{Reader, RecordingSource};
@@ -499,7 +498,7 @@ fn reset(app: &mut AppState, host: HostInfo) {
     app.paused = false;
     app.first = None;
     app.series.clear();
-    app.derived = Derived::default();
+    app.derived = Default::default();
     app.cpu = None;
     app.cpu_history = CpuHistory::default();
     app.since_start = None;

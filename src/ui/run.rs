@@ -129,7 +129,6 @@ pub fn run_live_configured(
     state.start_with(prefs.settings);
     state.status = prefs.warning.map(status::Status::error);
     state.listing.filters = opts.threads.describe();
-    state.listing.steady.on = true;
     let mut app = match kept {
         Some(h) => Session::live_with_shared_history(state, h),
         None => Session::live(state),
@@ -291,9 +290,11 @@ where
             _ => {}
         }
         while let Some(ev) = feed.poll() {
-            let paced = matches!(ev, FeedEvent::Sample(_)) && app.redraw_every.is_some();
+            let paced = matches!(ev, FeedEvent::Sample(_) | FeedEvent::Interval(_))
+                && app.redraw_every.is_some();
             match ev {
                 FeedEvent::Sample(s) => app.push_sample(s),
+                FeedEvent::Interval(iv) => app.push_interval(iv),
                 FeedEvent::Error(e) => app.set_error(Some(e)),
                 FeedEvent::Status(line, error) => {
                     app.status = Some(if error {

@@ -21,6 +21,7 @@ use super::rewind::rewound;
 use super::status::Status;
 use crate::collect::Seekable;
 use crate::export::incident::{describe, Event, Watch};
+use crate::model::shared_interval::{Deriver, Interval};
 use crate::model::Sample;
 
 pub struct Session {
@@ -45,6 +46,9 @@ pub struct Session {
     /// `--refresh`: a new Sample is drawn at most this often (keys still
     /// redraw at once); None: each Sample
     pub redraw_every: Option<std::time::Duration>,
+    /// derives the Samples pushed here (a feed that sends Samples, not
+    /// Intervals: tests, fakes)
+    deriver: Option<Deriver>,
 }
 
 impl Session {
@@ -61,6 +65,7 @@ impl Session {
             incidents: None,
             config: None,
             redraw_every: None,
+            deriver: None,
         }
     }
 
@@ -104,20 +109,32 @@ impl Session {
             incidents: None,
             config: None,
             redraw_every: None,
+            deriver: None,
         }
     }
 
-    /// A Sample from the feed: to the recording, then to the state.
+    /// A Sample from the feed, derived here once for every sink.
     pub fn push_sample(&mut self, s: impl Into<Arc<Sample>>) {
-        let s: Arc<Sample> = s.into();
+        let host = &self.app.host;
+        let d = self
+            .deriver
+            .get_or_insert_with(|| Deriver::new(host.clone()));
+        let iv = d.next(s);
+        self.push_interval(iv);
+    }
+
+    /// An Interval from the feed: its Sample to the recording and the
+    /// history, the Interval to the incident watch and the state.
+    pub fn push_interval(&mut self, iv: Arc<Interval>) {
+        let s = &iv.sample;
         // recorded as it arrives, paused or not
-        recording::on_sample(&mut self.app, &mut self.recording, &s);
+        recording::on_sample(&mut self.app, &mut self.recording, s);
         if let Some(shared) = self.history.clone() {
             let mut h = lock(&shared);
             let dropped = if self.kept_by_feed {
                 h.dropped().saturating_sub(self.dropped_seen) as usize
             } else {
-                h.push_shared(&s)
+                h.push_shared(s)
             };
             self.dropped_seen = h.dropped();
             if let Some(w) = self.incidents.as_mut() {
@@ -125,7 +142,7 @@ impl Session {
                     w.request("SIGUSR1");
                 }
                 let host = self.app.host.clone();
-                for e in w.on_sample(&s, &host, &mut *h, super::incident_screens::render) {
+                for e in w.on_interval(&iv, &host, &mut *h, super::incident_screens::render) {
                     self.app.status = Some(incident_status(&e));
                 }
             }
@@ -142,7 +159,7 @@ impl Session {
                 return;
             }
         }
-        self.app.push_sample(s);
+        self.app.push_interval(iv);
     }
 
     /// Apply one user action; what the state cannot do alone (replay
