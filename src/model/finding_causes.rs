@@ -84,6 +84,8 @@ struct Victims<'a> {
 pub fn antagonists(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
     let t = &THRESHOLDS;
     let dt = f.dt();
+    // a real-time hog's victims are rt_hog's finding
+    let rt = super::finding_placement::rt_hog_pids(f);
     let mut per_process: BTreeMap<u32, Victims> = BTreeMap::new();
     for r in f.threads() {
         if super::finding_capacity::under_throttled(r, quota) {
@@ -117,6 +119,9 @@ pub fn antagonists(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
         }
         let top = by_pid.values().copied().max().unwrap_or(0);
         if total == 0 || (top as f64) < t.antagonist_min_top_share * total as f64 {
+            continue;
+        }
+        if by_pid.iter().any(|(p, &n)| n == top && rt.contains(p)) {
             continue;
         }
         let v = per_process.entry(r.pid).or_default();

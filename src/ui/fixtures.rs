@@ -263,6 +263,7 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
         // -5, 0 or 5: a mix, as renice leaves a machine
         attrs: ThreadAttrs {
             nice: Some((s.tid % 3) as i8 * 5 - 5),
+            ..Default::default()
         },
         cgroup: None,
         why: bpf.then(|| Arc::new(why_of(s.tid, migr, vol, last_invol))),
