@@ -19,6 +19,7 @@ mod outside_threads;
 pub mod perf;
 pub mod procfs;
 pub mod sampler;
+pub mod sched_ext;
 pub mod source;
 pub mod system;
 pub mod topology;
@@ -124,6 +125,7 @@ impl LiveSource {
                 )
             }
         };
+        let sched_ext = sched_ext::read(std::path::Path::new("/sys")).active_name();
         Ok(LiveSource {
             host: HostInfo {
                 hostname: system::hostname(),
@@ -131,6 +133,7 @@ impl LiveSource {
                 topology,
                 source,
                 degraded_reason,
+                sched_ext,
                 interval_ns: opts.interval_ns,
             },
             inner,

@@ -85,7 +85,7 @@ pub fn antagonists(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
     let t = &THRESHOLDS;
     let dt = f.dt();
     // a real-time hog's victims are rt_hog's finding
-    let rt = super::finding_placement::rt_hog_pids(f);
+    let rt = super::finding_placement::rt_hog_cpus(f);
     let mut per_process: BTreeMap<u32, Victims> = BTreeMap::new();
     for r in f.threads() {
         if super::finding_capacity::under_throttled(r, quota) {
@@ -121,7 +121,7 @@ pub fn antagonists(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
         if total == 0 || (top as f64) < t.antagonist_min_top_share * total as f64 {
             continue;
         }
-        if by_pid.iter().any(|(p, &n)| n == top && rt.contains(p)) {
+        if r.cpu.is_some_and(|c| rt.contains(&c)) {
             continue;
         }
         let v = per_process.entry(r.pid).or_default();

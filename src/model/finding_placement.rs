@@ -52,10 +52,10 @@ fn wait_share(r: &Row, wakeup: bool) -> Option<f64> {
     (p + w > 0.0).then(|| if wakeup { w } else { p } / (p + w))
 }
 
-/// The pids of the interval's real-time hogs (every thread, in scope or
-/// not: the hog may be outside a `-p` list, its victims inside).
-pub fn rt_hog_pids(f: &IntervalFacts) -> BTreeSet<u32> {
-    hogs(f).into_keys().collect()
+/// The CPUs the interval's real-time hogs ran on (every thread, in scope
+/// or not: the hog may be outside a `-p` list, its victims inside).
+pub fn rt_hog_cpus(f: &IntervalFacts) -> BTreeSet<u32> {
+    hogs(f).into_values().flat_map(|h| h.cpus).collect()
 }
 
 fn hogs<'a>(f: &'a IntervalFacts) -> BTreeMap<u32, Hog<'a>> {
@@ -107,17 +107,17 @@ pub fn rt_hog(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
         if share < t.antagonist_min_preempt_share || total == 0 {
             continue;
         }
-        // the hog that preempted it most, if it did most of the preempting
-        let Some((&hog, &n)) = by
-            .iter()
-            .filter(|(p, _)| hogs.contains_key(p))
-            .max_by_key(|(p, n)| (**n, std::cmp::Reverse(**p)))
-        else {
+        // While a real-time thread is runnable on a CPU no normal thread
+        // runs there (but for the fair class's 5 % reserve): a normal
+        // thread preempted on a hog's CPU waits for the hog, whoever
+        // preempted it first. On 6.18, kblockd's high-priority kworker
+        // took 95 % of a victim's preemptions inside its 50 ms windows,
+        // and each wait then lasted until the FIFO spinner let go.
+        let Some(cpu) = r.cpu else { continue };
+        let Some((&hog, _)) = hogs.iter().find(|(_, h)| h.cpus.contains(&cpu)) else {
             continue;
         };
-        if (n as f64) < t.antagonist_min_top_share * total as f64 {
-            continue;
-        }
+        let n = by.get(&hog).copied().unwrap_or(0);
         let s = starved.entry(hog).or_default();
         s.time.add(r);
         s.preempted_ns += share * r.wait_ns.unwrap_or(0) as f64;
@@ -218,7 +218,7 @@ struct Misplaced {
 pub fn wakeup_placement(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
     let t = &THRESHOLDS;
     let dt = f.dt();
-    let rt = rt_hog_pids(f);
+    let rt = rt_hog_cpus(f);
     let mut per: BTreeMap<u32, Misplaced> = BTreeMap::new();
     for r in f.threads() {
         if under_throttled(r, quota) || r.attrs.realtime() {
@@ -234,10 +234,8 @@ pub fn wakeup_placement(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
         if share < t.placement_min_wakeup_share || f64::from(p99) < t.placement_min_p99_us {
             continue;
         }
-        // a real-time hog's victims are the hog's
-        if preemptions_by_pid(r)
-            .is_some_and(|(by, _)| by.iter().any(|(p, &n)| rt.contains(p) && n > 0))
-        {
+        // on a real-time hog's CPU a thread waits for the hog
+        if r.cpu.is_some_and(|c| rt.contains(&c)) {
             continue;
         }
         let Some(idle) = idle_allowed(f, r.cpu, allowed) else {

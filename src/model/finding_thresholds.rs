@@ -48,7 +48,8 @@ pub struct Thresholds {
     /// rt_hog: a real-time (FIFO, RR, DEADLINE) thread's share of a CPU
     /// (%). Half: it takes most of the CPU the normal threads there wait
     /// for (the kernel's RT throttling still leaves them 5 %). Its victims
-    /// are found as an antagonist's are (the two thresholds above).
+    /// are the normal threads on its CPUs whose waits are mostly preempted
+    /// (antagonist_min_preempt_share), whoever preempted them first.
     pub rt_hog_min_cpu_pct: f64,
     /// wakeup_placement: share of a thread's waits that began at a wakeup.
     /// Most of it: being preempted is an antagonist's or a busy box's.

@@ -64,6 +64,10 @@ pub struct HostInfo {
     pub source: SourceKind,
     /// Why the source is not BPF (one line, with what to do), if it is not.
     pub degraded_reason: Option<String>,
+    /// The sched_ext BPF scheduler enabled when the source started (a live
+    /// source only; a recording does not carry it).
+    #[serde(default)]
+    pub sched_ext: Option<String>,
     pub interval_ns: u64,
 }
 

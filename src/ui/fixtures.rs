@@ -159,6 +159,7 @@ pub fn host(source: SourceKind) -> HostInfo {
                 "not root: /proc counters only; run as root for histograms and migrations".into(),
             ),
         },
+        sched_ext: None,
         interval_ns: 1_000_000_000,
     }
 }
