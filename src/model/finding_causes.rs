@@ -80,12 +80,12 @@ struct Victims<'a> {
 }
 
 /// `quota`: the interval's cpu_quota findings (a throttled thread is the
-/// quota's, whoever ran while it was held back).
-pub fn antagonists(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
+/// quota's, whoever ran while it was held back); `rt`: the CPUs of the
+/// interval's real-time hogs (a thread waiting there waits for the hog:
+/// rt_hog's finding).
+pub fn antagonists(f: &IntervalFacts, quota: &[Finding], rt: &BTreeSet<u32>) -> Vec<Finding> {
     let t = &THRESHOLDS;
     let dt = f.dt();
-    // a real-time hog's victims are rt_hog's finding
-    let rt = super::finding_placement::rt_hog_cpus(f);
     let mut per_process: BTreeMap<u32, Victims> = BTreeMap::new();
     for r in f.threads() {
         if super::finding_capacity::under_throttled(r, quota) {

@@ -21,7 +21,8 @@ pub fn findings(f: &IntervalFacts) -> Vec<Finding> {
     let mut out = Vec::new();
     let quota = super::finding_capacity::cpu_quota(f);
     out.extend(super::finding_capacity::cpu_saturation(f, &quota));
-    out.extend(super::finding_causes::antagonists(f, &quota));
+    let rt_cpus = super::finding_placement::rt_hog_cpus(f);
+    out.extend(super::finding_causes::antagonists(f, &quota, &rt_cpus));
     out.extend(super::finding_placement::rt_hog(f, &quota));
     out.extend(super::finding_placement::wakeup_placement(f, &quota));
     out.extend(quota);
