@@ -155,6 +155,9 @@ struct task_struct {
 	pid_t tgid;
 	int prio;
 	int static_prio;
+	unsigned int rt_priority;
+	unsigned int policy;
+	int nr_cpus_allowed;
 	int exit_state;
 	unsigned long nvcsw;
 	unsigned long nivcsw;

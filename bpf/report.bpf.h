@@ -91,6 +91,11 @@ static __always_inline void fill_live(struct thread_stats *s, struct task_struct
 	read_task_now(s, t);
 	/* NICE_TO_PRIO(nice) = 120 + nice; prio itself moves with PI boosts */
 	s->nice = t->static_prio - 120;
+	s->policy = t->policy;
+	s->rt_priority = t->rt_priority;
+	/* cpuset and sched_setaffinity both narrow it; 65535 caps a box
+	 * with more CPUs than that (none yet) */
+	s->nr_cpus_allowed = t->nr_cpus_allowed > 65535 ? 65535 : t->nr_cpus_allowed;
 	s->cgroup_id = task_cgroup_id(t);
 	s->on_cpu = t->on_cpu;
 }

@@ -162,7 +162,11 @@ struct thread_stats {
 	 * read. A thread that has run since before the probes attached, and
 	 * never switched out, is known to the dirty-set reader only by this. */
 	u32 on_cpu;
-	u32 pad;
+	/* the iterator's: task->policy (SCHED_*), task->rt_priority (0-99)
+	 * and task->nr_cpus_allowed, in what was padding */
+	u8 policy;
+	u8 rt_priority;
+	u16 nr_cpus_allowed;
 	/* the generic counters above (CTR_*): cumulative since the probes
 	 * attached (or the thread began, if later) */
 	u64 counters[THREAD_COUNTERS];

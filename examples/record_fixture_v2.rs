@@ -34,7 +34,10 @@ fn main() {
             } else {
                 (t.tid % 40) as i8 - 20
             };
-            t.attrs = ThreadAttrs { nice: Some(nice) };
+            t.attrs = ThreadAttrs {
+                nice: Some(nice),
+                ..Default::default()
+            };
         }
         w.write_sample(&s).expect("write");
     }

@@ -104,6 +104,10 @@ pub fn run() -> anyhow::Result<()> {
         if bpf { "loaded" } else { "not loaded" }
     );
     crate::outln!("source:            {}", host.source.as_str());
+    crate::outln!(
+        "sched_ext:         {}",
+        crate::collect::sched_ext::read(Path::new("/sys")).describe()
+    );
     if let Some(r) = &host.degraded_reason {
         crate::outln!("note:              {r}");
     }

@@ -244,6 +244,7 @@ fn a_sleeper_blocks_only_on_sleep_and_a_pipe_reader_only_on_pipe() {
         topology,
         source: SourceKind::Bpf,
         degraded_reason: None,
+        sched_ext: None,
         interval_ns: 1_000_000_000,
     };
     let rows = csv_rows(&host, &[a, b]);

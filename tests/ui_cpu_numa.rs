@@ -350,11 +350,12 @@ fn xnode_column_in_the_threads_table() {
     let head = s.lines().find(|l| l.contains("TID")).unwrap();
     assert!(
         head.trim_end()
-            .ends_with("MIGR/s XNODE/s  NI BLOCKS ON  MIG BY CGROUP"),
+            .ends_with("MIGR/s XNODE/s  NI POLICY RTPRI BLOCKS ON  MIG BY CGROUP"),
         "{head}"
     );
-    // the columns up to the why columns and the cgroup (which may hold spaces)
-    let cut = head.find(" BLOCKS ON").unwrap();
+    // the columns up to the policy, the why columns and the cgroup (which
+    // may hold spaces)
+    let cut = head.find(" POLICY").unwrap();
     let row = s.lines().find(|l| l.contains("crunch-41")).unwrap();
     let cols: Vec<&str> = row[..cut].split_whitespace().collect();
     // migrations, cross-node migrations, then the nice value

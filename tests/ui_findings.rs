@@ -162,3 +162,17 @@ fn a_replay_shows_the_findings_of_its_moment_and_dump_json_carries_them() {
     assert_eq!(f["impact"], 15.5 / 16.0);
     assert!(f["text"].as_str().unwrap().contains("api.service"));
 }
+
+#[test]
+fn the_header_names_an_enabled_sched_ext_scheduler_and_escapes_it() {
+    let mut host = fixtures::host(SourceKind::Bpf);
+    let plain = fixtures::app_with(host.clone(), fixtures::worker_pool_samples(), 200, 50);
+    assert!(!screen(&plain, 200, 50).contains("sched_ext"));
+    host.sched_ext = Some("bpfland\x1b[2J".into());
+    let app = fixtures::app_with(host, fixtures::worker_pool_samples(), 200, 50);
+    let s = screen(&app, 200, 50);
+    let h = header(&s, "Threads");
+    // the escape shown as text (^[), never sent to the terminal
+    assert!(h.contains("sched_ext bpfland^[[2J"), "{h}");
+    assert!(!h.contains('\x1b'), "{h}");
+}

@@ -1,7 +1,7 @@
 //! `schedtop why` (the real binary, BPF probes) against workloads whose
 //! trouble is known, and the kernel's own counters: a cgroup held at a
 //! 0.5-CPU quota by 16 spinners, a thread preempted by a nice -20 spinner
-//! on its CPU, 8 threads contending one mutex, and loads that must stay
+//! on its CPU, and by a SCHED_FIFO one, 8 threads contending one mutex, and loads that must stay
 //! silent (sleepers, and one nice -20 spinner per CPU). Workloads are C
 //! programs (tests/workloads/why_load.c) in their own process groups,
 //! killed with them however a test ends.
@@ -344,6 +344,93 @@ fn a_nice_spinner_on_the_victims_cpu_is_named_as_the_antagonist() {
     );
     assert_eq!(a["evidence"]["cpus"], cpu.as_str());
     assert!(a["text"].as_str().unwrap().contains("why_hog"), "{a:#}");
+}
+
+#[test]
+fn a_fifo_spinner_on_the_victims_cpu_is_named_as_an_rt_hog() {
+    let _g = common::serial();
+    if !bpf_here() {
+        return;
+    }
+    // RT throttling must leave the CPU's normal threads their 5 %: without
+    // it a FIFO spinner would own the CPU (and its kernel threads) outright
+    let runtime =
+        std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or_default();
+    if runtime.trim().parse::<i64>().is_ok_and(|r| r < 0) || runtime.is_empty() {
+        common::cannot_run("RT throttling is off (sched_rt_runtime_us -1): no FIFO spinner here");
+        return;
+    }
+    let cpu = common::allowed_cpus().last().copied().unwrap().to_string();
+    let Some(s) = Session::start(
+        &[
+            ("why_victim", &["spin", "1", &cpu, "0"]),
+            ("why_rt", &["spin", "1", &cpu, "0"]),
+        ],
+        -20,
+    ) else {
+        return;
+    };
+    let (victim, hog) = (s.pids[0], s.pids[1]);
+    std::thread::sleep(Duration::from_millis(100));
+    let rt_tid = s.threads(1)[0];
+    let chrt = Command::new("chrt")
+        .args(["-f", "-p", "50", &rt_tid.to_string()])
+        .status();
+    if !chrt.is_ok_and(|st| st.success()) {
+        common::cannot_run("chrt could not make the spinner SCHED_FIFO");
+        return;
+    }
+    // the kernel's own policy for it (stat field 41) and priority (40)
+    let stat = std::fs::read_to_string(format!("/proc/{hog}/task/{rt_tid}/stat")).unwrap();
+    let f: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!((f[37], f[38]), ("50", "1"), "rt_priority, policy: {stat}");
+    std::thread::sleep(Duration::from_millis(300));
+    let tid = s.threads(0)[0];
+    let delay = || -> u64 {
+        let s = std::fs::read_to_string(format!("/proc/{victim}/task/{tid}/schedstat")).unwrap();
+        s.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    let t0 = (delay(), std::time::Instant::now());
+    let (code, v) = why_json(&[
+        "-d",
+        "5s",
+        "-p",
+        &victim.to_string(),
+        "-p",
+        &hog.to_string(),
+    ]);
+    let waited = (delay() - t0.0) as f64 / 1e9 / t0.1.elapsed().as_secs_f64();
+    drop(s);
+    // the kernel's run_delay: the victim waited most of the time
+    assert!(
+        waited > 0.8,
+        "the victim waited only {waited:.2} of the time"
+    );
+    assert_eq!(code, 1, "{v:#}");
+    let h = findings(&v)
+        .iter()
+        .find(|f| f["kind"] == "rt_hog")
+        .unwrap_or_else(|| panic!("no rt_hog: {v:#}"));
+    assert_eq!(h["subject"]["type"], "process");
+    assert_eq!(h["subject"]["id"], hog);
+    assert_eq!(h["evidence"]["cpus"], cpu.as_str());
+    assert_eq!(h["evidence"]["policy"], "FIFO");
+    assert_eq!(h["evidence"]["rt_priority"], 50);
+    assert!(
+        h["evidence"]["hog_cpu_pct"].as_f64().unwrap() > 80.0,
+        "{h:#}"
+    );
+    assert!(h["text"].as_str().unwrap().contains("why_rt"), "{h:#}");
+    // the victim is the hog's, not an antagonist's
+    assert!(
+        !findings(&v).iter().any(|f| f["kind"] == "antagonist"),
+        "{v:#}"
+    );
 }
 
 #[test]

@@ -75,8 +75,15 @@ impl<'a> ThreadsOut<'a> {
             baseline: new.then(Box::default),
             exited,
             // the exit path does not read it
-            attrs: ThreadAttrs {
-                nice: (!exited).then_some(s.nice as i8),
+            attrs: if exited {
+                ThreadAttrs::default()
+            } else {
+                ThreadAttrs {
+                    nice: Some(s.nice as i8),
+                    policy: Some(s.policy),
+                    rt_priority: Some(s.rt_priority),
+                    cpus_allowed: Some(u32::from(s.nr_cpus_allowed)),
+                }
             },
             cgroup: cgroups.intern_id(&mut self.cgroups, s.cgroup_id),
             why: Some(super::why_drain::why_of(s, pairs)),

@@ -21,6 +21,7 @@ pub mod perf;
 pub mod procfs;
 pub mod sampler;
 pub mod sink;
+pub mod sched_ext;
 pub mod source;
 pub mod system;
 pub mod thread_filter;
@@ -131,6 +132,7 @@ impl LiveSource {
                 )
             }
         };
+        let sched_ext = sched_ext::read(std::path::Path::new("/sys")).active_name();
         Ok(LiveSource {
             host: HostInfo {
                 hostname: system::hostname(),
@@ -138,6 +140,7 @@ impl LiveSource {
                 topology,
                 source,
                 degraded_reason,
+                sched_ext,
                 interval_ns: opts.interval_ns,
             },
             inner,

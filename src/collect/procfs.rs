@@ -104,6 +104,14 @@ impl ProcfsReader {
                 exited: false,
                 attrs: ThreadAttrs {
                     nice: i8::try_from(stat.nice).ok(),
+                    // /proc/<tid>/stat fields 41 and 40
+                    policy: stat.policy.and_then(|p| u8::try_from(p).ok()),
+                    rt_priority: stat.rt_priority.and_then(|p| u8::try_from(p).ok()),
+                    cpus_allowed: status.cpus_allowed_list.as_ref().map(|l| {
+                        l.iter().fold(0u32, |a, &(lo, hi)| {
+                            a.saturating_add(hi.saturating_sub(lo) + 1)
+                        })
+                    }),
                 },
                 why: None,
                 cgroup: self.cgroups.intern_proc(cgroups, task.pid as u32, tid),

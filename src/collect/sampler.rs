@@ -178,6 +178,7 @@ mod tests {
             topology: Default::default(),
             source: crate::model::SourceKind::Procfs,
             degraded_reason: None,
+            sched_ext: None,
             interval_ns: 5,
         }
     }

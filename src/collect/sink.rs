@@ -167,6 +167,7 @@ mod tests {
             topology: Default::default(),
             source: SourceKind::Procfs,
             degraded_reason: None,
+            sched_ext: None,
             interval_ns: 1_000_000_000,
         };
         let seen = Arc::new(std::sync::Mutex::new(Vec::new()));

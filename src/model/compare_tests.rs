@@ -15,6 +15,7 @@ fn host() -> HostInfo {
         topology: Topology::default(),
         source: crate::model::SourceKind::Bpf,
         degraded_reason: None,
+        sched_ext: None,
         interval_ns: S,
     }
 }

@@ -80,8 +80,10 @@ struct Victims<'a> {
 }
 
 /// `quota`: the interval's cpu_quota findings (a throttled thread is the
-/// quota's, whoever ran while it was held back).
-pub fn antagonists(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
+/// quota's, whoever ran while it was held back); `rt`: the CPUs of the
+/// interval's real-time hogs (a thread waiting there waits for the hog:
+/// rt_hog's finding).
+pub fn antagonists(f: &IntervalFacts, quota: &[Finding], rt: &BTreeSet<u32>) -> Vec<Finding> {
     let t = &THRESHOLDS;
     let dt = f.dt();
     let mut per_process: BTreeMap<u32, Victims> = BTreeMap::new();
@@ -117,6 +119,9 @@ pub fn antagonists(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
         }
         let top = by_pid.values().copied().max().unwrap_or(0);
         if total == 0 || (top as f64) < t.antagonist_min_top_share * total as f64 {
+            continue;
+        }
+        if r.cpu.is_some_and(|c| rt.contains(&c)) {
             continue;
         }
         let v = per_process.entry(r.pid).or_default();

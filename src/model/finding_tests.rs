@@ -15,17 +15,17 @@ use crate::model::{
     Topology,
 };
 
-const S: u64 = 1_000_000_000;
+pub(super) const S: u64 = 1_000_000_000;
 /// every fixture interval is 10 s long
-const DT: u64 = 10 * S;
+pub(super) const DT: u64 = 10 * S;
 
-struct Fx {
+pub(super) struct Fx {
     topo: Topology,
     prev: Sample,
     cur: Sample,
 }
 
-fn hist_at(ns: u64, n: u64) -> Log2Hist {
+pub(super) fn hist_at(ns: u64, n: u64) -> Log2Hist {
     let mut h = Log2Hist::new();
     if n > 0 {
         h.add_at(slot_of_ns(ns), n);
@@ -35,7 +35,7 @@ fn hist_at(ns: u64, n: u64) -> Log2Hist {
 
 impl Fx {
     /// `nodes[i]` CPUs on node i, each idle so far.
-    fn new(nodes: &[u32]) -> Fx {
+    pub(super) fn new(nodes: &[u32]) -> Fx {
         let mut cpus = Vec::new();
         for (node, &n) in nodes.iter().enumerate() {
             for _ in 0..n {
@@ -77,7 +77,13 @@ impl Fx {
 
     /// A thread that existed (at zero) in the first Sample; `f` sets its
     /// counts at the end of the interval.
-    fn thread(&mut self, tid: u32, pid: u32, comm: &str, f: impl FnOnce(&mut ThreadSample)) {
+    pub(super) fn thread(
+        &mut self,
+        tid: u32,
+        pid: u32,
+        comm: &str,
+        f: impl FnOnce(&mut ThreadSample),
+    ) {
         let t = ThreadSample {
             tid,
             pid,
@@ -103,7 +109,7 @@ impl Fx {
 
     /// CPU `cpu` busy for `busy` of the interval with `rq` tasks waiting on
     /// average (sampled at 99 Hz).
-    fn cpu(&mut self, cpu: u32, busy: f64, rq: f64) {
+    pub(super) fn cpu(&mut self, cpu: u32, busy: f64, rq: f64) {
         let c = &mut self.cur.cpus[cpu as usize];
         c.busy_ns = (busy * DT as f64) as u64;
         let r = c.rq.as_mut().unwrap();
@@ -116,7 +122,7 @@ impl Fx {
     }
 
     /// Make the switch counts add up, check physics, and find.
-    fn find(&mut self, scope: &Scope) -> Vec<Finding> {
+    pub(super) fn find(&mut self, scope: &Scope) -> Vec<Finding> {
         let all: u64 = self
             .cur
             .threads
@@ -143,11 +149,11 @@ impl Fx {
     }
 }
 
-fn kinds(v: &[Finding]) -> Vec<&'static str> {
+pub(super) fn kinds(v: &[Finding]) -> Vec<&'static str> {
     v.iter().map(|f| f.kind.key()).collect()
 }
 
-fn num(f: &Finding, figure: &str) -> f64 {
+pub(super) fn num(f: &Finding, figure: &str) -> f64 {
     match f.evidence.get(figure) {
         Some(Value::Num(x)) => *x,
         Some(Value::Int(n)) => *n as f64,
@@ -543,7 +549,9 @@ fn findings_rank_by_impact_warnings_first_and_serialise_the_contract() {
             "cpu_quota",
             "cpu_saturation",
             "too_many_threads",
+            "rt_hog",
             "antagonist",
+            "wakeup_placement",
             "blocking",
             "cross_node_churn"
         ]

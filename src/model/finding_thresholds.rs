@@ -45,6 +45,22 @@ pub struct Thresholds {
     /// each other is too_many_threads, and being switched to idle while
     /// runnable is a quota's throttling.
     pub antagonist_min_top_share: f64,
+    /// rt_hog: a real-time (FIFO, RR, DEADLINE) thread's share of a CPU
+    /// (%). Half: it takes most of the CPU the normal threads there wait
+    /// for (the kernel's RT throttling still leaves them 5 %). Its victims
+    /// are the normal threads on its CPUs whose waits are mostly preempted
+    /// (antagonist_min_preempt_share), whoever preempted them first.
+    pub rt_hog_min_cpu_pct: f64,
+    /// wakeup_placement: share of a thread's waits that began at a wakeup.
+    /// Most of it: being preempted is an antagonist's or a busy box's.
+    pub placement_min_wakeup_share: f64,
+    /// wakeup_placement: p99 wait after a wakeup (µs). 4 ms: longer than
+    /// one slice of the thread running there (EEVDF's base slice is 3 ms
+    /// at most), so it waited behind more than the current thread.
+    pub placement_min_p99_us: f64,
+    /// wakeup_placement: idle CPUs (summed idle shares) among the others
+    /// the thread may use; half a CPU, as for cpu_quota's idle box.
+    pub placement_min_idle_cpus: f64,
     /// blocking: voluntary switches per second for the one reason. Below a
     /// thousand a second blocking costs little of anyone's time.
     pub block_min_per_s: f64,
@@ -78,6 +94,10 @@ pub const THRESHOLDS: Thresholds = Thresholds {
     saturation_min_psi_pct: 20.0,
     antagonist_min_preempt_share: 0.6,
     antagonist_min_top_share: 0.5,
+    rt_hog_min_cpu_pct: 50.0,
+    placement_min_wakeup_share: 0.6,
+    placement_min_p99_us: 4000.0,
+    placement_min_idle_cpus: 0.5,
     block_min_per_s: 1000.0,
     block_min_share: 0.6,
     block_min_threads: 3,

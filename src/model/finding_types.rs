@@ -16,17 +16,21 @@ pub enum FindingKind {
     CpuQuota,
     CpuSaturation,
     TooManyThreads,
+    RtHog,
     Antagonist,
+    WakeupPlacement,
     Blocking,
     CrossNodeChurn,
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 6] = [
+    pub const ALL: [FindingKind; 8] = [
         FindingKind::CpuQuota,
         FindingKind::CpuSaturation,
         FindingKind::TooManyThreads,
+        FindingKind::RtHog,
         FindingKind::Antagonist,
+        FindingKind::WakeupPlacement,
         FindingKind::Blocking,
         FindingKind::CrossNodeChurn,
     ];
@@ -37,7 +41,9 @@ impl FindingKind {
             FindingKind::CpuQuota => "cpu_quota",
             FindingKind::CpuSaturation => "cpu_saturation",
             FindingKind::TooManyThreads => "too_many_threads",
+            FindingKind::RtHog => "rt_hog",
             FindingKind::Antagonist => "antagonist",
+            FindingKind::WakeupPlacement => "wakeup_placement",
             FindingKind::Blocking => "blocking",
             FindingKind::CrossNodeChurn => "cross_node_churn",
         }

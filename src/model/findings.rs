@@ -7,7 +7,7 @@
 //! is derived from them): the live view, `schedtop why`, JSON, bundles and
 //! the exporter can all compute the same list from the same interval. The
 //! rules and their thresholds: finding_thresholds.rs, finding_capacity.rs,
-//! finding_causes.rs.
+//! finding_causes.rs, finding_placement.rs.
 pub use super::finding_types::*;
 use super::{Sample, Topology};
 
@@ -21,7 +21,10 @@ pub fn findings(f: &IntervalFacts) -> Vec<Finding> {
     let mut out = Vec::new();
     let quota = super::finding_capacity::cpu_quota(f);
     out.extend(super::finding_capacity::cpu_saturation(f, &quota));
-    out.extend(super::finding_causes::antagonists(f, &quota));
+    let rt_cpus = super::finding_placement::rt_hog_cpus(f);
+    out.extend(super::finding_causes::antagonists(f, &quota, &rt_cpus));
+    out.extend(super::finding_placement::rt_hog(f, &quota));
+    out.extend(super::finding_placement::wakeup_placement(f, &quota));
     out.extend(quota);
     out.extend(super::finding_capacity::too_many_threads(f));
     out.extend(super::finding_causes::blocking(f));
@@ -64,3 +67,7 @@ pub fn any_warning(v: &[Finding]) -> bool {
 #[cfg(test)]
 #[path = "finding_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "finding_placement_tests.rs"]
+mod placement_tests;

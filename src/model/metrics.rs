@@ -402,6 +402,28 @@ static FIXED: &[Metric] = &[
         help: Some("NI: the thread's nice value, -20 (favoured) to 19"),
     },
     Metric {
+        key: "policy",
+        unit: Unit::Name,
+        column: thread_col("POLICY", 6, 16),
+        field: Some("policy"),
+        get: Get::Row(|r| r.attrs.policy_name().map_or(Value::None, Value::Text)),
+        help: Some(
+            "POLICY: scheduling policy (OTHER BATCH IDLE; FIFO RR DL run before all of them; EXT)",
+        ),
+    },
+    Metric {
+        key: "rt_priority",
+        unit: Unit::Count,
+        column: thread_col("RTPRI", 5, 17),
+        field: Some("rt_priority"),
+        get: Get::Row(|r| {
+            r.attrs
+                .rt_priority
+                .map_or(Value::None, |p| Value::I(p.into()))
+        }),
+        help: Some("RTPRI: real-time priority, 1 to 99 (highest); 0 outside FIFO and RR"),
+    },
+    Metric {
         key: "blocks_on",
         unit: Unit::Name,
         column: col("BLOCKS ON", 10, 14),

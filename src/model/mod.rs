@@ -11,6 +11,7 @@ pub mod fasthash;
 pub mod figures;
 pub mod finding_capacity;
 pub mod finding_causes;
+pub mod finding_placement;
 pub mod finding_thresholds;
 pub mod finding_types;
 pub mod finding_window;

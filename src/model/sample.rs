@@ -64,6 +64,10 @@ pub struct HostInfo {
     pub source: SourceKind,
     /// Why the source is not BPF (one line, with what to do), if it is not.
     pub degraded_reason: Option<String>,
+    /// The sched_ext BPF scheduler enabled when the source started (a live
+    /// source only; a recording does not carry it).
+    #[serde(default)]
+    pub sched_ext: Option<String>,
     pub interval_ns: u64,
 }
 
@@ -145,20 +149,61 @@ pub struct ThreadSample {
 pub struct ThreadAttrs {
     /// the nice value, -20 (most favoured) to 19; None where unknown
     pub nice: Option<i8>,
+    /// the scheduling policy, as the kernel numbers it (SCHED_OTHER 0,
+    /// FIFO 1, RR 2, BATCH 3, IDLE 5, DEADLINE 6, EXT 7); None where unknown
+    #[serde(default)]
+    pub policy: Option<u8>,
+    /// the real-time priority, 1 (lowest) to 99 (highest); 0 for the
+    /// policies that have none
+    #[serde(default)]
+    pub rt_priority: Option<u8>,
+    /// how many CPUs the thread may run on (its affinity within its
+    /// cpuset); None where unknown
+    #[serde(default)]
+    pub cpus_allowed: Option<u32>,
 }
 
 impl ThreadAttrs {
     /// Every attribute in slot order (None: unknown).
     pub fn values(&self) -> Vec<Option<i64>> {
-        vec![self.nice.map(i64::from)]
+        vec![
+            self.nice.map(i64::from),
+            self.policy.map(i64::from),
+            self.rt_priority.map(i64::from),
+            self.cpus_allowed.map(i64::from),
+        ]
     }
 
     /// Set slot `i` (slots this build does not know are ignored: a newer
     /// recording still reads).
     pub fn set(&mut self, i: usize, v: Option<i64>) {
-        if i == 0 {
-            self.nice = v.and_then(|v| i8::try_from(v).ok());
+        match i {
+            0 => self.nice = v.and_then(|v| i8::try_from(v).ok()),
+            1 => self.policy = v.and_then(|v| u8::try_from(v).ok()),
+            2 => self.rt_priority = v.and_then(|v| u8::try_from(v).ok()),
+            3 => self.cpus_allowed = v.and_then(|v| u32::try_from(v).ok()),
+            _ => {}
         }
+    }
+
+    /// The policy's short name, as chrt and htop say it.
+    pub fn policy_name(&self) -> Option<&'static str> {
+        Some(match self.policy? {
+            0 => "OTHER",
+            1 => "FIFO",
+            2 => "RR",
+            3 => "BATCH",
+            5 => "IDLE",
+            6 => "DL",
+            7 => "EXT",
+            _ => "?",
+        })
+    }
+
+    /// A real-time policy (FIFO, RR, DEADLINE): it runs before every
+    /// normal thread on its CPU, whatever their nice values.
+    pub fn realtime(&self) -> bool {
+        matches!(self.policy, Some(1 | 2 | 6))
     }
 }
 

@@ -156,6 +156,7 @@ mod tests {
             topology: Default::default(),
             source: crate::model::SourceKind::Procfs,
             degraded_reason: None,
+            sched_ext: None,
             interval_ns: 1_000_000_000,
         };
         let mut d = Deriver::new(host);

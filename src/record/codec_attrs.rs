@@ -41,15 +41,40 @@ mod tests {
     #[test]
     fn round_trip_unknown_slots_and_a_corrupt_count() {
         for nice in [None, Some(-20), Some(0), Some(19)] {
-            let a = ThreadAttrs { nice };
+            let a = ThreadAttrs {
+                nice,
+                ..Default::default()
+            };
             let mut out = Vec::new();
             put_attrs(&mut out, &a);
             assert_eq!(get_attrs(&mut Cursor::new(&out)).unwrap(), a);
         }
+        // policy, RT priority and allowed CPUs, each known or not
+        let a = ThreadAttrs {
+            nice: Some(0),
+            policy: Some(1),
+            rt_priority: Some(99),
+            cpus_allowed: None,
+        };
+        let mut out = Vec::new();
+        put_attrs(&mut out, &a);
+        assert_eq!(get_attrs(&mut Cursor::new(&out)).unwrap(), a);
+        // an older writer's one slot: the rest stay unknown
+        let mut out = Vec::new();
+        put_u64(&mut out, 1);
+        put_u64(&mut out, 2 * 5 + 1); // nice 5
+        let old = get_attrs(&mut Cursor::new(&out)).unwrap();
+        assert_eq!(
+            (old.nice, old.policy, old.cpus_allowed),
+            (Some(5), None, None)
+        );
         // a newer writer's extra slot is skipped; what this build knows reads
         let mut out = Vec::new();
-        put_u64(&mut out, 2);
+        put_u64(&mut out, 5);
         put_u64(&mut out, 2 * 5 + 1); // nice 5
+        for _ in 0..3 {
+            put_u64(&mut out, 0);
+        }
         put_u64(&mut out, 7); // unknown slot
         assert_eq!(get_attrs(&mut Cursor::new(&out)).unwrap().nice, Some(5));
         let mut out = Vec::new();

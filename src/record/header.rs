@@ -118,6 +118,7 @@ impl FileHeader {
                 SourceKind::Procfs
             },
             degraded_reason: self.degraded_reason.clone(),
+            sched_ext: None,
             interval_ns: self.interval_ns,
         }
     }

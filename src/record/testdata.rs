@@ -75,6 +75,7 @@ pub fn synthetic_host(o: &SynthOptions) -> HostInfo {
         },
         source: SourceKind::Bpf,
         degraded_reason: None,
+        sched_ext: None,
         interval_ns: o.interval_ns,
     }
 }

@@ -159,6 +159,7 @@ pub fn host(source: SourceKind) -> HostInfo {
                 "not root: /proc counters only; run as root for histograms and migrations".into(),
             ),
         },
+        sched_ext: None,
         interval_ns: 1_000_000_000,
     }
 }
@@ -270,6 +271,9 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
         // -5, 0 or 5: a mix, as renice leaves a machine
         attrs: ThreadAttrs {
             nice: Some((s.tid % 3) as i8 * 5 - 5),
+            policy: Some(0),
+            rt_priority: Some(0),
+            cpus_allowed: None,
         },
         cgroup: None,
         why: bpf.then(|| Arc::new(why_of(s.tid, migr, vol, last_invol))),

@@ -70,6 +70,7 @@ pub fn host() -> HostInfo {
         },
         source: SourceKind::Bpf,
         degraded_reason: None,
+        sched_ext: None,
         interval_ns: 1_000_000_000,
     }
 }

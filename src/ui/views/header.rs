@@ -50,6 +50,9 @@ fn identity(app: &AppState) -> Vec<Segment> {
     let h = &app.host;
     s.push(pair("host", escape_name(&h.hostname)));
     s.push(pair("kernel", escape_name(&h.kernel)));
+    if let Some(ext) = &h.sched_ext {
+        s.push(pair("sched_ext", escape_name(ext)));
+    }
     let cpus = plural(h.topology.cpus.len(), "CPU");
     let nodes = plural(h.topology.nodes().len(), "node");
     s.push(vec![Span::styled(
