@@ -320,6 +320,14 @@ pub static METRICS: &[Metric] = &[
         help: None,
     },
     Metric {
+        key: "woken_by",
+        unit: Unit::Name,
+        column: col("WOKEN BY", 12, 16),
+        field: None,
+        get: |r| r.why.as_ref().map_or(Value::None, |w| text(&w.woken_label)),
+        help: Some("WOKEN BY: who woke it most (a thread, hardirq, softirq_*, idle), its share"),
+    },
+    Metric {
         key: "cgroup",
         unit: Unit::Name,
         column: None,
