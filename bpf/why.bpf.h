@@ -328,27 +328,32 @@ static __always_inline u32 softirq_waker(u32 vec)
 	return WAKER_SOFTIRQ_OTHER;
 }
 
+/* Bytes from this CPU's run queue to its preempt count (set by user space
+ * from the kernel's BTF, features.rs preempt_count_from_rq; 0: unknown). */
+const volatile s64 preempt_count_from_rq = 0;
+
+#define HARDIRQ_OR_NMI_MASK 0x00ff0000	/* preempt.h: HARDIRQ_MASK | NMI_MASK */
+#define SOFTIRQ_OFFSET 0x100		/* set while a softirq is served */
+
 /* Who is waking a thread from here: the current task, unless this runs in
- * interrupt context. The kernel's preempt count would say so, but it is a
- * per-CPU variable (pcpu_hot from 6.2, __preempt_count before) that
- * kallsyms does not list on kernels without CONFIG_KALLSYMS_ALL (this
- * host's), so no ksym can reach it. Instead: x86-64 runs hardirqs, and
- * softirqs taken at interrupt exit or local_bh_enable(), on the per-CPU
- * interrupt stack, and a tp_btf program's ctx (the argument array) lives
- * on the stack of the code that fired the tracepoint: ctx outside the
- * current task's stack means interrupt context. ksoftirqd runs softirqs
- * on its own stack: the vector set by the softirq probes above tells those
- * (and which kind) apart. A hardirq nested in a softirq counts as that
- * softirq. */
+ * interrupt context, which the preempt count says. It is a per-CPU
+ * variable that kallsyms does not list on kernels without
+ * CONFIG_KALLSYMS_ALL (Debian's), so no ksym reaches it: it is found from
+ * this CPU's run queue (current's cfs_rq->rq, CONFIG_FAIR_GROUP_SCHED) and
+ * an offset user space read from the BTF. Without either: x86-64 runs
+ * hardirqs taken in kernel mode (and softirqs) on the per-CPU interrupt
+ * stack, where a tp_btf program's ctx (the argument array, on the stack of
+ * the code that fired the tracepoint) is off the task's stack; a hardirq
+ * from user mode runs on the task stack and is then missed. The softirq
+ * vector the probes above saw running names the kind. */
 static __always_inline u32 waker_id(void *ctx)
 {
 	u32 zero = 0, *vec = bpf_map_lookup_elem(&softirq_running, &zero);
+	u32 pid, pc = 0, soft = vec && *vec ? softirq_waker(*vec - 1) : WAKER_SOFTIRQ_OTHER;
 	struct task_struct *cur;
 	u64 lo, at = (u64)ctx;
-	u32 pid;
+	struct rq *rq = 0;
 
-	if (vec && *vec)
-		return softirq_waker(*vec - 1);
 	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
 		cur = bpf_get_current_task_btf();
 		lo = (u64)cur->stack;
@@ -359,6 +364,17 @@ static __always_inline u32 waker_id(void *ctx)
 		lo = (u64)BPF_CORE_READ(cur, stack);
 		pid = BPF_CORE_READ(cur, pid);
 	}
+	if (preempt_count_from_rq && bpf_core_field_exists(((struct cfs_rq *)0)->rq))
+		rq = BPF_CORE_READ(cur, se.cfs_rq, rq);
+	if (rq && !bpf_probe_read_kernel(&pc, sizeof(pc), (char *)rq + preempt_count_from_rq)) {
+		if (pc & HARDIRQ_OR_NMI_MASK)
+			return WAKER_HARDIRQ;
+		if (pc & SOFTIRQ_OFFSET)
+			return soft;
+		return pid ? pid : WAKER_IDLE;
+	}
+	if (vec && *vec)
+		return soft;
 	if (at < lo || at >= lo + THREAD_SIZE_X86_64)
 		return WAKER_HARDIRQ;
 	return pid ? pid : WAKER_IDLE;
