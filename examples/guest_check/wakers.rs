@@ -170,7 +170,10 @@ pub fn run(src: &mut LiveSource, bodies: Vec<Body>, stop: &AtomicBool) -> Result
         for _ in 0..100 {
             std::thread::sleep(Duration::from_millis(30));
             let s = src.sample().map_err(|e| format!("drain failed: {e:#}"))?;
-            if tids.iter().all(|&t| s.thread(t).is_some_and(|t| t.voluntary > 0)) {
+            if tids
+                .iter()
+                .all(|&t| s.thread(t).is_some_and(|t| t.voluntary > 0))
+            {
                 first = Some(s);
                 break;
             }
@@ -202,7 +205,11 @@ pub fn run(src: &mut LiveSource, bodies: Vec<Body>, stop: &AtomicBool) -> Result
             Ok(s) => samples.push(s),
             Err(e) => err = Some(format!("drain failed: {e:#}")),
         }
-        let exited = |t: u32| samples.iter().any(|s| s.thread(t).is_some_and(|t| t.exited));
+        let exited = |t: u32| {
+            samples
+                .iter()
+                .any(|s| s.thread(t).is_some_and(|t| t.exited))
+        };
         if err.is_some() || tids.iter().all(|&t| exited(t)) {
             break;
         }
@@ -256,9 +263,12 @@ impl Run {
     /// The kernel's count of the thread's voluntary switches (nvcsw) over
     /// the run: each ends in one wakeup, but the last (its exit).
     pub fn blocks(&self, tid: u32) -> u64 {
-        let mut v = self.samples.iter().filter_map(|s| s.thread(tid).map(|t| t.voluntary));
+        let mut v = self
+            .samples
+            .iter()
+            .filter_map(|s| s.thread(tid).map(|t| t.voluntary));
         let first = v.next().unwrap_or(0);
-        v.last().unwrap_or(first) - first
+        v.next_back().unwrap_or(first) - first
     }
 
     /// Pairs the probe could not store during the run.
@@ -483,8 +493,12 @@ pub fn chain(src: &mut LiveSource) -> Result<(String, Run), String> {
     r.sums().map_err(|e| format!("{line}; sums: {e}"))?;
     // A may find the word moved before it waits (no wakeup then): most of
     // its wakeups, not all, are B's
-    let ok = wa.top().is_some_and(|(t, n)| t == b && n * 10 >= wa.wakeups * 8)
-        && wb.top().is_some_and(|(t, n)| t == c && near(n, u64::from(STEPS)));
+    let ok = wa
+        .top()
+        .is_some_and(|(t, n)| t == b && n * 10 >= wa.wakeups * 8)
+        && wb
+            .top()
+            .is_some_and(|(t, n)| t == c && near(n, u64::from(STEPS)));
     if ok {
         Ok((line, r))
     } else {

@@ -95,32 +95,6 @@ impl Features {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn summary_names_only_what_is_off_in_a_fixed_order() {
-        let mut f = Features::default();
-        f.set(Feature::Tracer, false, "ring buffer maps need 5.8");
-        f.set(Feature::SwitchCounts, true, "task storage");
-        f.set(Feature::RunQueue, false, "no cfs_rq->rq");
-        assert_eq!(
-            f.0.iter().map(|s| s.feature).collect::<Vec<_>>(),
-            [Feature::SwitchCounts, Feature::RunQueue, Feature::Tracer]
-        );
-        assert_eq!(
-            f.off_summary().unwrap(),
-            "off: run-queue sampler (no cfs_rq->rq); tracer (ring buffer maps need 5.8)"
-        );
-        f.set(Feature::RunQueue, true, "99 Hz");
-        f.set(Feature::Tracer, true, "loads");
-        assert_eq!(f.off_summary(), None);
-        assert!(f.is_on(Feature::RunQueue));
-        assert!(!f.is_on(Feature::Exits));
-    }
-}
-
 /// Where this CPU's preempt count lies, in bytes from this CPU's run queue
 /// (the per-CPU `runqueues`), which the probe can reach from any task; None
 /// where the kernel's BTF does not say. The count tells a wakeup from
@@ -155,7 +129,10 @@ pub fn preempt_count_from_rq() -> Option<i64> {
                         MemberAttr::Normal { offset } => i64::from(offset),
                         MemberAttr::BitField { offset, .. } => i64::from(offset),
                     };
-                    if let Some(m) = c.iter().find(|m| m.name.is_some_and(|n| n == "preempt_count")) {
+                    if let Some(m) = c
+                        .iter()
+                        .find(|m| m.name.is_some_and(|n| n == "preempt_count"))
+                    {
                         field = Some(bits(&m) / 8);
                         break;
                     }
@@ -165,8 +142,10 @@ pub fn preempt_count_from_rq() -> Option<i64> {
                         .iter()
                         .filter(|m| m.name.is_none_or(|n| n.is_empty()))
                         .find_map(|m| {
-                            let t = btf.type_by_id::<BtfType<'_>>(m.ty)?.skip_mods_and_typedefs();
-                            Composite::try_from(t.clone()).ok()?;
+                            let t = btf
+                                .type_by_id::<BtfType<'_>>(m.ty)?
+                                .skip_mods_and_typedefs();
+                            Composite::try_from(t).ok()?;
                             Some(t)
                         });
                 }
@@ -176,4 +155,30 @@ pub fn preempt_count_from_rq() -> Option<i64> {
         }
     }
     Some(count? - rq?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_names_only_what_is_off_in_a_fixed_order() {
+        let mut f = Features::default();
+        f.set(Feature::Tracer, false, "ring buffer maps need 5.8");
+        f.set(Feature::SwitchCounts, true, "task storage");
+        f.set(Feature::RunQueue, false, "no cfs_rq->rq");
+        assert_eq!(
+            f.0.iter().map(|s| s.feature).collect::<Vec<_>>(),
+            [Feature::SwitchCounts, Feature::RunQueue, Feature::Tracer]
+        );
+        assert_eq!(
+            f.off_summary().unwrap(),
+            "off: run-queue sampler (no cfs_rq->rq); tracer (ring buffer maps need 5.8)"
+        );
+        f.set(Feature::RunQueue, true, "99 Hz");
+        f.set(Feature::Tracer, true, "loads");
+        assert_eq!(f.off_summary(), None);
+        assert!(f.is_on(Feature::RunQueue));
+        assert!(!f.is_on(Feature::Exits));
+    }
 }
