@@ -6,7 +6,7 @@
 //! and here cannot miss an output (the wait split once did).
 use super::hist::Log2Hist;
 use super::tally::Tally;
-use super::why::{BlockReason, MigCause};
+use super::why::{BlockReason, MigCause, PseudoWaker};
 
 /// The levels the exporter writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,6 +221,23 @@ pub static LEVEL_FIGURES: &[LevelFigure] = &[
                 BlockReason::ALL
                     .iter()
                     .map(|r| (r.key(), w.blocked_on[*r as usize]))
+                    .collect(),
+            ))
+        },
+    },
+    LevelFigure {
+        key: "woken_by_irq",
+        stem: "woken_by_irq",
+        kind: Kind::Counter,
+        seconds: false,
+        label: Some("waker"),
+        help: "Wakeups of {whose} from interrupt context or the idle task (hardirq, softirq by kind, idle), not charged to the interrupted thread.",
+        read: |t| {
+            let w = t.why.as_ref()?;
+            Some(Reading::Counts(
+                PseudoWaker::ALL
+                    .iter()
+                    .map(|p| (p.key(), w.woken_by_irq[*p as usize]))
                     .collect(),
             ))
         },

@@ -304,6 +304,13 @@ pub fn interval(
         wakeups: now.wakeups.saturating_sub(before.map_or(0, |b| b.wakeups)),
         ..WhyCounts::default()
     };
+    // the pseudo-wakers are the interval's counts as they are: no names
+    // to resolve, so a process (and the exporter) sums them like counts
+    for &(id, n) in &now.woken_by {
+        if let Some(p) = PseudoWaker::of(id) {
+            out.woken_by_irq[p as usize] = out.woken_by_irq[p as usize].saturating_add(n);
+        }
+    }
     if let Some(m) = migrations {
         fill_other(&mut out.migrations_by_cause, m);
     }
@@ -378,6 +385,9 @@ impl WhyCounts {
         }
         self.preempted_by_rest = self.preempted_by_rest.saturating_add(o.preempted_by_rest);
         self.woken_by_rest = self.woken_by_rest.saturating_add(o.woken_by_rest);
+        for (a, b) in self.woken_by_irq.iter_mut().zip(&o.woken_by_irq) {
+            *a = a.saturating_add(*b);
+        }
         self.wakeups = self.wakeups.saturating_add(o.wakeups);
     }
 

@@ -108,15 +108,12 @@ fn resolve(cur: &Sample, threads: &mut [Row], processes: &mut [Row], kind: PairK
     // victim pid -> preempting pid -> (count, its process name)
     // (threads not in the Sample, e.g. outside a pid filter, have no known
     // process: their preemptions count in the process's rest)
-    // (a process's pseudo-wakers are summed apart)
+    // (the pseudo-wakers are counts of the row already: model/why.rs)
     let mut by_process: BTreeMap<u32, (BTreeMap<u32, u64>, u64)> = BTreeMap::new();
-    let mut pseudo_of: BTreeMap<u32, [u64; super::why::PSEUDO_WAKERS]> = BTreeMap::new();
     for &(_, t, pairs) in &preempted {
         let (into, unknown) = by_process.entry(t.pid).or_default();
         for &(tid, n) in pairs.iter() {
-            if let Some(p) = PseudoWaker::of(tid) {
-                let c = &mut pseudo_of.entry(t.pid).or_default()[p as usize];
-                *c = c.saturating_add(n);
+            if PseudoWaker::of(tid).is_some() {
                 continue;
             }
             match who.get(&tid) {
@@ -145,11 +142,6 @@ fn resolve(cur: &Sample, threads: &mut [Row], processes: &mut [Row], kind: PairK
         let Some(w) = row.why.as_mut().map(Arc::make_mut) else {
             continue;
         };
-        for &(t, n) in pairs.iter() {
-            if let Some(p) = PseudoWaker::of(t) {
-                w.woken_by_irq[p as usize] = w.woken_by_irq[p as usize].saturating_add(n);
-            }
-        }
         let list = pairs
             .iter()
             .filter(|p| PseudoWaker::of(p.0).is_none())
@@ -174,11 +166,6 @@ fn resolve(cur: &Sample, threads: &mut [Row], processes: &mut [Row], kind: PairK
         let Some(w) = row.why.as_mut().map(Arc::make_mut) else {
             continue;
         };
-        if let Some(p) = pseudo_of.get(&row.pid) {
-            for (a, b) in w.woken_by_irq.iter_mut().zip(p) {
-                *a = a.saturating_add(*b);
-            }
-        }
         let (_, rest) = list_of(w, kind);
         *rest = rest.saturating_add(*unknown);
         let list = from
