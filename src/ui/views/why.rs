@@ -161,13 +161,14 @@ fn doing(s: &mut Vec<Span<'static>>, t: &Row) {
     let w = t.why.as_deref();
     let block = w
         .and_then(WhyCounts::top_block)
-        .map_or("no block".into(), |(r, share)| {
+        .map_or("-".into(), |(r, share)| {
             format!("{} {:.0}%", r.short(), share * 100.0)
         });
     value(s, "blocks", block);
     let p99 = t.p99_wait_us.map_or("-".into(), |v| format!("{v}us"));
     value(s, "wait p99", p99);
-    value(s, "preempted", format!("{}x", t.involuntary));
+    let preempted = t.nvcsw_s.map_or("-".into(), |v| format!("{v:.0}/s"));
+    value(s, "preempted", preempted);
 }
 
 /// One link of the wait chain per top waker of a thread: what the waker
