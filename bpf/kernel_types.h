@@ -131,8 +131,8 @@ struct pt_regs {
 } __attribute__((preserve_access_index));
 /* only the enumerator's name matters: does the kernel have the helper */
 enum bpf_func_id {
-	BPF_FUNC_task_pt_regs = 175,
 	BPF_FUNC_get_current_task_btf = 158,
+	BPF_FUNC_task_pt_regs = 175,
 };
 
 struct task_struct {

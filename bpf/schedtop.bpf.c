@@ -433,9 +433,27 @@ int BPF_PROG(handle_wakeup, struct task_struct *p)
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(handle_wakeup_new, struct task_struct *p)
 {
+	struct thread_stats *s;
+
 	if (bench_empty_probes)
 		return 0;
-	stamp_wakeup(stats_of(p));
+	s = stats_of(p);
+	stamp_wakeup(s);
+	/* wake_up_new_task() fires no sched_waking: the parent woke it */
+	why_wakeup(ctx, p, s);
+	return 0;
+}
+
+/* The waker's side of a wakeup: try_to_wake_up() fires sched_waking on the
+ * waking CPU, in the waker's context (sched_wakeup may fire later on the
+ * wakee's CPU, from an IPI, where current is not the waker). One each per
+ * wakeup (5.10 .. 6.18). */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(handle_waking, struct task_struct *p)
+{
+	if (bench_empty_probes || !count_wakers)
+		return 0;
+	why_wakeup(ctx, p, stats_if_any(p));
 	return 0;
 }
 

@@ -57,10 +57,25 @@
 #define CTR_CROSS_NODE_MIGRATIONS 11
 #define THREAD_COUNTERS 16
 
-/* (victim, the thread that ran next when the victim was preempted) */
-struct preempt_key {
-	u32 victim;
-	u32 preemptor;
+/* One pair list (why.bpf.h count_pair) serves every "who did this to
+ * whom" count: the kind says which list a pair belongs to. */
+#define PAIR_PREEMPT 0	/* (victim, the thread that ran next when it was preempted) */
+#define PAIR_WAKE 1	/* (wakee, waker) */
+#define PAIR_KINDS 2
+
+/* Reserved "other" ids of PAIR_WAKE: wakeups from interrupt context are not
+ * charged to the interrupted thread (tids stay below 2^22). */
+#define WAKER_HARDIRQ 0xffffff00u
+#define WAKER_SOFTIRQ_TIMER 0xffffff01u
+#define WAKER_SOFTIRQ_NET 0xffffff02u
+#define WAKER_SOFTIRQ_BLOCK 0xffffff03u
+#define WAKER_SOFTIRQ_OTHER 0xffffff04u
+#define WAKER_IDLE 0xffffff05u
+
+struct pair_key {
+	u32 subject;
+	u32 other;
+	u32 kind;
 };
 
 struct thread_key {
@@ -170,6 +185,9 @@ struct thread_stats {
 	/* the generic counters above (CTR_*): cumulative since the probes
 	 * attached (or the thread began, if later) */
 	u64 counters[THREAD_COUNTERS];
+	/* why.bpf.h: wakeups counted in the PAIR_WAKE list (cumulative), so
+	 * user space can check that the list accounts for every one */
+	u64 wakeups;
 };
 
 /* What the running kernel offers, as the program's own CO-RE relocations see
@@ -222,11 +240,13 @@ struct drop_stats {
 	 * or the tid-keyed fallback map was full */
 	u64 storage_unavailable;
 	/* involuntary switch-outs whose (victim, preemptor) pair did not fit
-	 * the preempt_pairs map */
+	 * the pair_counts map */
 	u64 preempt_pairs_full;
 	/* switch-outs that could not queue their thread in a dirty set (the
 	 * next drain read every task instead) */
 	u64 dirty_full;
+	/* wakeups whose (wakee, waker) pair did not fit the pair_counts map */
+	u64 wake_pairs_full;
 };
 
 #endif

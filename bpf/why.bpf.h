@@ -23,16 +23,47 @@
  * instead of a compare chain (BPF has no jump tables). */
 const volatile u8 syscall_reason[SYSCALL_SLOTS] = {};
 
-/* (victim, preemptor) -> involuntary switch-outs since the last drain.
- * Preallocated (updated with interrupts off); user space reads and empties
- * it every drain, so it holds one interval's pairs; a pair that does not
- * fit is counted in drops.preempt_pairs_full. */
+/* (subject, other, kind) -> count since the last drain: the one pair list
+ * (preemptions: victim, preemptor; wakeups: wakee, waker). Preallocated
+ * (updated with interrupts off); user space reads and empties it every
+ * drain, so it holds one interval's pairs; a pair that does not fit is
+ * counted in drops (preempt_pairs_full / wake_pairs_full by kind). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
-	__type(key, struct preempt_key);
+	__type(key, struct pair_key);
 	__type(value, u64);
-} preempt_pairs SEC(".maps");
+} pair_counts SEC(".maps");
+
+/* Add n to the pair's count; a pair that does not fit is counted lost. */
+static __always_inline void count_pair(u32 kind, u32 subject, u32 other, u64 n)
+{
+	struct pair_key key = { .subject = subject, .other = other, .kind = kind };
+	struct drop_stats *d;
+	u32 zero = 0;
+	u64 *c;
+
+	c = bpf_map_lookup_elem(&pair_counts, &key);
+	if (c) {
+		__sync_fetch_and_add(c, n);
+		return;
+	}
+	if (!bpf_map_update_elem(&pair_counts, &key, &n, BPF_NOEXIST))
+		return;
+	/* another CPU created it meanwhile */
+	c = bpf_map_lookup_elem(&pair_counts, &key);
+	if (c) {
+		__sync_fetch_and_add(c, n);
+		return;
+	}
+	d = bpf_map_lookup_elem(&drops, &zero);
+	if (!d)
+		return;
+	if (kind == PAIR_WAKE)
+		__sync_fetch_and_add(&d->wake_pairs_full, n);
+	else
+		__sync_fetch_and_add(&d->preempt_pairs_full, 1);
+}
 
 /* Why `p` moves from CPU `src` (sched_migrate_task fires in set_task_cpu()
  * before the CPU changes). Checked in this order; each rule was verified on
@@ -236,10 +267,7 @@ static __always_inline void why_switch_out(struct task_struct *prev, struct task
 					   struct thread_stats *s, u64 voluntary,
 					   u64 involuntary, u32 state)
 {
-	struct preempt_key key;
-	u64 *n, one = 1;
-	u32 r, zero = 0;
-	struct drop_stats *d;
+	u32 r;
 
 	if (voluntary) {
 		r = why_block_reason(prev, s, state);
@@ -249,21 +277,119 @@ static __always_inline void why_switch_out(struct task_struct *prev, struct task
 		if (r < BLOCK_REASONS)
 			s->blocked_on[r] += voluntary;
 	}
-	if (!involuntary)
-		return;
-	key.victim = prev->pid;
-	key.preemptor = next->pid;
-	n = bpf_map_lookup_elem(&preempt_pairs, &key);
-	if (n) {
-		__sync_fetch_and_add(n, involuntary);
-		return;
+	if (involuntary)
+		count_pair(PAIR_PREEMPT, prev->pid, next->pid, involuntary);
+}
+
+/* 1: count who woke each thread (set by user space before load) */
+const volatile u32 count_wakers = 1;
+
+/* Per CPU: the softirq vector running here + 1 (0: none), set around each
+ * vector's handler; softirqs do not nest on a CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u32);
+} softirq_running SEC(".maps");
+
+static __always_inline void set_softirq(u32 v)
+{
+	u32 zero = 0, *cur = bpf_map_lookup_elem(&softirq_running, &zero);
+
+	if (cur)
+		*cur = v;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(why_softirq_entry, unsigned int vec)
+{
+	set_softirq(vec + 1);
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(why_softirq_exit, unsigned int vec)
+{
+	set_softirq(0);
+	return 0;
+}
+
+/* The kernel's softirq numbering (include/linux/interrupt.h, 5.10 .. 6.18):
+ * TIMER 1, NET_TX 2, NET_RX 3, BLOCK 4, HRTIMER 8; the rest is "other". */
+static __always_inline u32 softirq_waker(u32 vec)
+{
+	if (vec == 1 || vec == 8)
+		return WAKER_SOFTIRQ_TIMER;
+	if (vec == 2 || vec == 3)
+		return WAKER_SOFTIRQ_NET;
+	if (vec == 4)
+		return WAKER_SOFTIRQ_BLOCK;
+	return WAKER_SOFTIRQ_OTHER;
+}
+
+/* Bytes from this CPU's run queue to its preempt count (set by user space
+ * from the kernel's BTF, features.rs preempt_count_from_rq; 0: unknown). */
+const volatile s64 preempt_count_from_rq = 0;
+
+#define HARDIRQ_OR_NMI_MASK 0x00ff0000	/* preempt.h: HARDIRQ_MASK | NMI_MASK */
+#define SOFTIRQ_OFFSET 0x100		/* set while a softirq is served */
+
+/* Who is waking a thread from here: the current task, unless this runs in
+ * interrupt context, which the preempt count says. It is a per-CPU
+ * variable that kallsyms does not list on kernels without
+ * CONFIG_KALLSYMS_ALL (Debian's), so no ksym reaches it: it is found from
+ * this CPU's run queue (current's cfs_rq->rq, CONFIG_FAIR_GROUP_SCHED) and
+ * an offset user space read from the BTF. Without either: x86-64 runs
+ * hardirqs taken in kernel mode (and softirqs) on the per-CPU interrupt
+ * stack, where a tp_btf program's ctx (the argument array, on the stack of
+ * the code that fired the tracepoint) is off the task's stack; a hardirq
+ * from user mode runs on the task stack and is then missed. The softirq
+ * vector the probes above saw running names the kind. */
+static __always_inline u32 waker_id(void *ctx)
+{
+	u32 zero = 0, *vec = bpf_map_lookup_elem(&softirq_running, &zero);
+	u32 pid, pc = 0, soft = vec && *vec ? softirq_waker(*vec - 1) : WAKER_SOFTIRQ_OTHER;
+	struct task_struct *cur;
+	u64 lo, at = (u64)ctx;
+	struct rq *rq = 0;
+
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)) {
+		cur = bpf_get_current_task_btf();
+		lo = (u64)cur->stack;
+		pid = cur->pid;
+	} else {
+		/* 5.10: no trusted current */
+		cur = (struct task_struct *)bpf_get_current_task();
+		lo = (u64)BPF_CORE_READ(cur, stack);
+		pid = BPF_CORE_READ(cur, pid);
 	}
-	one = involuntary;
-	if (!bpf_map_update_elem(&preempt_pairs, &key, &one, BPF_NOEXIST))
+	if (preempt_count_from_rq && bpf_core_field_exists(((struct cfs_rq *)0)->rq))
+		rq = BPF_CORE_READ(cur, se.cfs_rq, rq);
+	if (rq && !bpf_probe_read_kernel(&pc, sizeof(pc), (char *)rq + preempt_count_from_rq)) {
+		if (pc & HARDIRQ_OR_NMI_MASK)
+			return WAKER_HARDIRQ;
+		if (pc & SOFTIRQ_OFFSET)
+			return soft;
+		return pid ? pid : WAKER_IDLE;
+	}
+	if (vec && *vec)
+		return soft;
+	if (at < lo || at >= lo + THREAD_SIZE_X86_64)
+		return WAKER_HARDIRQ;
+	return pid ? pid : WAKER_IDLE;
+}
+
+/* A wakeup of p, from a program whose ctx is on the waker's stack: counted
+ * for p's (wakee, waker) pair. p is serialised by its pi_lock here, so its
+ * own counter needs no atomic add. A thread without a record (no switch-out
+ * seen yet) is not counted, as its wait is not. */
+static __always_inline void why_wakeup(void *ctx, struct task_struct *p, struct thread_stats *s)
+{
+	if (!count_wakers || !s)
 		return;
-	d = bpf_map_lookup_elem(&drops, &zero);
-	if (d)
-		__sync_fetch_and_add(&d->preempt_pairs_full, 1);
+	s->wakeups++;
+	count_pair(PAIR_WAKE, p->pid, waker_id(ctx), 1);
 }
 
 #endif

@@ -243,7 +243,7 @@ fn main() {
             .unwrap_or(3);
         for (label, prev) in [("key", None), ("delta", Some(&s[0]))] {
             println!("-- {label} frame, {threads} threads, zstd level {level}");
-            for (n, raw, z) in schedtop::record::codec::stream_sizes(&s[1], prev, level) {
+            for (n, raw, z) in schedtop::record::codec_sizes::stream_sizes(&s[1], prev, level) {
                 println!(
                     "{n:>6}: raw {:.2} B/thread, zstd {:.2} B/thread",
                     raw as f64 / threads as f64,

@@ -407,7 +407,7 @@ fn dump_json_is_the_batch_schema_and_csv_has_a_row_per_thread() {
         csv_header(),
         "time,time_ns,interval_s,host,tid,pid,comm,process,cpu,voluntary,involuntary,\
 voluntary_per_s,involuntary_per_s,oncpu_ns,wait_ns,migrations,cross_node_migrations,\
-slice_hist_us,wait_hist_us,wakeup_wait_hist_us,preempt_wait_hist_us,exited,nice,cgroup,\
+slice_hist_us,wait_hist_us,wakeup_wait_hist_us,preempt_wait_hist_us,exited,nice,policy,rt_priority,cgroup,\
 stolen_ns,stolen_by_kind_ns,mig_wakeup,mig_load_balance,mig_numa_balance,mig_affinity,mig_other,blocked_futex,blocked_sleep,\
 blocked_poll,blocked_pipe,blocked_socket,blocked_disk_io,blocked_page_fault,blocked_child,\
 blocked_other,preempted_by,preempted_by_other"

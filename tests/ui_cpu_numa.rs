@@ -350,7 +350,7 @@ fn xnode_column_in_the_threads_table() {
     let head = s.lines().find(|l| l.contains("TID")).unwrap();
     assert!(
         head.trim_end()
-            .ends_with("MIGR/s XNODE/s  NI POLICY RTPRI BLOCKS ON  MIG BY CGROUP"),
+            .ends_with("MIGR/s XNODE/s  NI POLICY RTPRI BLOCKS ON  MIG BY WOKEN BY     CGROUP"),
         "{head}"
     );
     // the columns up to the policy, the why columns and the cgroup (which

@@ -17,6 +17,7 @@ mod perfetto;
 mod spin_sleep;
 mod trace;
 mod wait_oracle;
+mod wakers;
 mod why;
 mod workload;
 
@@ -133,6 +134,11 @@ fn main() {
     report.run("cgroup v2", || cgroup_v2::cgroup_v2(&mut src));
     report.run("migration causes", || why::load_balance(&mut src));
     report.run("block reasons", || why::block_reasons(&mut src));
+    report.run("wakers ping-pong", || wakers::ping_pong(&mut src));
+    report.run("wakers nanosleep", || wakers::nanosleep_timer(&mut src));
+    report.run("wakers chain", || {
+        wakers::chain(&mut src).map(|(line, _)| line)
+    });
     let mut slices = None;
     report.run("run-queue wait vs perf", || {
         let (waits, s) = wait_oracle::against_perf(&mut src);

@@ -18,7 +18,6 @@ use super::features::{Feature, Features};
 use super::kept_threads::{fresh_by_key, Kept};
 use super::perf::open_cpu_clock;
 use super::system::{monotonic_ns, now_ns, read_cpu_busy_ns, read_system};
-use crate::model::fasthash::IdMap;
 use crate::model::{
     CpuIrqSample, CpuSample, Losses, MigrationCount, RqSample, Sample, Threads, Topology,
 };
@@ -59,7 +58,7 @@ pub struct BpfSource {
     changed: Option<ChangedReader>,
 }
 
-type Pairs = IdMap<u32, Vec<(u32, u64)>>;
+use super::why_drain::Pairs;
 
 impl BpfSource {
     /// Load and attach. Errors say why BPF is not available.
@@ -132,6 +131,24 @@ impl BpfSource {
                 Err(why) => format!("{why}; {note}"),
             },
         );
+        if super::bpf_load::wakers_on() {
+            // who woke whom: the waker's side of every wakeup, and the
+            // softirq vector running on each CPU (why.bpf.h)
+            skel.links.handle_waking =
+                Some(skel.progs.handle_waking.attach().context(attach_failed)?);
+            skel.links.why_softirq_entry = Some(
+                skel.progs
+                    .why_softirq_entry
+                    .attach()
+                    .context(attach_failed)?,
+            );
+            skel.links.why_softirq_exit = Some(
+                skel.progs
+                    .why_softirq_exit
+                    .attach()
+                    .context(attach_failed)?,
+            );
+        }
         let iter_link = skel
             .progs
             .dump_threads
@@ -288,7 +305,7 @@ impl BpfSource {
         // (until it is reaped); its exited record is the final one
         let (exited, exits_dropped) = self.exits.take()?;
         let mut exited: Vec<thread_stats> = exited.iter().map(|(_, v)| read_pod(v)).collect();
-        let mut pairs = super::why_drain::take_pairs(&self.skel.maps.preempt_pairs)?;
+        let mut pairs = super::why_drain::take_pairs(&self.skel.maps.pair_counts)?;
         let full = match self.changed.as_mut() {
             Some(ch) => ch.full_pass_due(&mut self.skel, mono_ns),
             None => true,
@@ -538,6 +555,7 @@ impl BpfSource {
             torn_reads: self.book.torn_reads,
             exits_untraced: self.book.exits_untraced,
             preempt_pairs_full: d.preempt_pairs_full,
+            wake_pairs_full: d.wake_pairs_full,
         })
     }
 }

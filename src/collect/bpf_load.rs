@@ -97,6 +97,13 @@ fn tid_map_entries() -> u32 {
         .clamp(4096, 65536)
 }
 
+/// Whether the probes count who woke each thread: on unless
+/// SCHEDTOP_WAKERS=0 (one more program per wakeup and a pair-map update;
+/// bench/probe_overhead.sh can measure it both ways).
+pub(super) fn wakers_on() -> bool {
+    std::env::var_os("SCHEDTOP_WAKERS").is_none_or(|v| v != "0")
+}
+
 fn open_and_load(
     nr_cpus: u32,
     storage: Storage,
@@ -120,6 +127,8 @@ fn open_and_load(
         ro.dirty_sets = dirty_sets as u32;
         // bench/probe_overhead.sh only: the same programs attached with
         // empty bodies, the floor its probe cost figures sit on
+        ro.count_wakers = wakers_on() as u32;
+        ro.preempt_count_from_rq = super::features::preempt_count_from_rq().unwrap_or(0);
         ro.bench_empty_probes =
             std::env::var_os("SCHEDTOP_BENCH_EMPTY_PROBES").is_some_and(|v| v == "1") as u32;
         // which hierarchy's cgroup the iterator reports: the one with the

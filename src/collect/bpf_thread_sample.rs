@@ -1,6 +1,5 @@
 //! One probe record to one `ThreadSample`, as the drain streams them.
 use crate::model::counters::Counters;
-use crate::model::fasthash::IdMap;
 use crate::model::{Log2Hist, ThreadAttrs, ThreadSample};
 
 use super::bpf_skel::types::thread_stats;
@@ -46,7 +45,7 @@ impl<'a> ThreadsOut<'a> {
         exited: bool,
         late_new: bool,
         cgroups: &mut CgroupCollector,
-        pairs: &mut IdMap<u32, Vec<(u32, u64)>>,
+        pairs: &mut super::why_drain::Pairs,
     ) {
         if !self.pid_filter.is_empty() && !self.pid_filter.contains(&s.pid) {
             return;

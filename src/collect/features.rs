@@ -99,6 +99,68 @@ impl Features {
     }
 }
 
+/// Where this CPU's preempt count lies, in bytes from this CPU's run queue
+/// (the per-CPU `runqueues`), which the probe can reach from any task; None
+/// where the kernel's BTF does not say. The count tells a wakeup from
+/// hardirq or softirq context; the probe cannot name the per-CPU variable
+/// itself, as kallsyms lists no per-CPU data without CONFIG_KALLSYMS_ALL
+/// (Debian's kernels). Both are in the BTF's `.data..percpu` section, whose
+/// offsets are the same on every CPU: `__preempt_count` (x86 before 6.2 and
+/// from 6.15) or `pcpu_hot.preempt_count` (6.2 .. 6.14).
+pub fn preempt_count_from_rq() -> Option<i64> {
+    use libbpf_rs::btf::types::{Composite, DataSec, MemberAttr};
+    use libbpf_rs::btf::{Btf, BtfType};
+    let btf = Btf::from_vmlinux().ok()?;
+    let sec = btf.type_by_name::<DataSec<'_>>(".data..percpu")?;
+    let (mut rq, mut count) = (None, None);
+    for v in sec.iter() {
+        let Some(var) = btf.type_by_id::<BtfType<'_>>(v.ty) else {
+            continue;
+        };
+        let at = i64::from(v.offset);
+        match var.name().and_then(|n| n.to_str()) {
+            Some("runqueues") => rq = Some(at),
+            Some("__preempt_count") => count = Some(at),
+            Some("pcpu_hot") => {
+                // preempt_count sits in an anonymous struct in a union
+                let mut ty = var.next_type().map(|t| t.skip_mods_and_typedefs());
+                let mut field = None;
+                for _ in 0..3 {
+                    let Some(c) = ty.and_then(|t| Composite::try_from(t).ok()) else {
+                        break;
+                    };
+                    let bits = |m: &libbpf_rs::btf::types::CompositeMember<'_>| match m.attr {
+                        MemberAttr::Normal { offset } => i64::from(offset),
+                        MemberAttr::BitField { offset, .. } => i64::from(offset),
+                    };
+                    if let Some(m) = c
+                        .iter()
+                        .find(|m| m.name.is_some_and(|n| n == "preempt_count"))
+                    {
+                        field = Some(bits(&m) / 8);
+                        break;
+                    }
+                    // into the first anonymous member that is a struct
+                    // or union
+                    ty = c
+                        .iter()
+                        .filter(|m| m.name.is_none_or(|n| n.is_empty()))
+                        .find_map(|m| {
+                            let t = btf
+                                .type_by_id::<BtfType<'_>>(m.ty)?
+                                .skip_mods_and_typedefs();
+                            Composite::try_from(t).ok()?;
+                            Some(t)
+                        });
+                }
+                count = field.map(|f| at + f);
+            }
+            _ => {}
+        }
+    }
+    Some(count? - rq?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

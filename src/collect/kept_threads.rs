@@ -6,7 +6,7 @@
 use crate::model::fasthash::{IdFilter, IdMap, IdSet};
 use std::sync::Arc;
 
-use crate::model::why::WhySample;
+use crate::model::why::{PairKind, WhySample};
 use crate::model::{ThreadSample, Threads};
 
 use super::bpf_threads::ThreadKey;
@@ -34,19 +34,20 @@ pub(super) fn fresh_by_key(list: impl IntoIterator<Item = Kept>) -> IdMap<Thread
 }
 
 fn take_preemptors(later: &mut ThreadSample, earlier: ThreadSample) {
-    let Some(from) = earlier
-        .why
-        .filter(|w| !w.preempted_by.is_empty() || w.preempted_by_rest != 0)
-    else {
+    let Some(from) = earlier.why.filter(|w| w.has_pairs()) else {
         return;
     };
     let Some(into) = later.why.as_mut() else {
         return;
     };
-    if into.preempted_by.is_empty() && into.preempted_by_rest == 0 {
-        let into = Arc::make_mut(into);
-        into.preempted_by = from.preempted_by.clone();
-        into.preempted_by_rest = from.preempted_by_rest;
+    for kind in PairKind::ALL {
+        let (list, rest) = from.pairs(kind);
+        let (have, have_rest) = into.pairs(kind);
+        if have.is_empty() && have_rest == 0 && (!list.is_empty() || rest != 0) {
+            let (l, r) = Arc::make_mut(into).pairs_mut(kind);
+            *l = list.to_vec();
+            *r = rest;
+        }
     }
 }
 
@@ -145,14 +146,11 @@ impl KeptThreads {
                     i
                 }
             };
-            let had =
-                |w: &&mut Arc<WhySample>| !w.preempted_by.is_empty() || w.preempted_by_rest != 0;
+            let had = |w: &&mut Arc<WhySample>| w.has_pairs();
             // shared with the Samples that had it: copied only if it
-            // listed preemptors
+            // listed preemptors or wakers
             if let Some(w) = t.why.as_mut().filter(had) {
-                let w = Arc::make_mut(w);
-                w.preempted_by.clear();
-                w.preempted_by_rest = 0;
+                Arc::make_mut(w).clear_pairs();
             }
             out.push(t);
             ids.push(id);

@@ -1,7 +1,7 @@
 //! The "why" counters out of the probe's records and maps: migration causes
-//! and block reasons from each thread's record, and the interval's
-//! (victim, preemptor) pairs, which the probe keeps in a bounded map that is
-//! emptied here every drain.
+//! and block reasons from each thread's record, and the interval's pairs
+//! ((victim, preemptor) and (wakee, waker)), which the probe keeps in one
+//! bounded map that is emptied here every drain.
 use std::sync::{Arc, LazyLock};
 
 use anyhow::Result;
@@ -9,22 +9,26 @@ use libbpf_rs::{MapCore, MapFlags};
 
 use super::bpf_maps::{read_pod, take_hash_map};
 use crate::model::fasthash::IdMap;
-use crate::model::why::{bound_preemptors, WhySample, MIG_CAUSES};
+use crate::model::why::{bound_pairs, PairKind, WhySample, MIG_CAUSES};
 use crate::model::MigrationCount;
 
-use super::bpf_skel::types::{preempt_key, thread_stats};
+use super::bpf_skel::types::{pair_key, thread_stats};
 
-/// victim tid -> (preemptor tid, count) since the last drain; the map is
-/// left empty (read and deleted together, a batch of buckets at a time).
-pub(super) fn take_pairs<M: MapCore>(map: &M) -> Result<IdMap<u32, Vec<(u32, u64)>>> {
-    let mut out: IdMap<u32, Vec<(u32, u64)>> = IdMap::default();
+/// The interval's pair lists, by kind (`PairKind` order): subject tid ->
+/// (other tid, count).
+pub(super) type Pairs = [IdMap<u32, Vec<(u32, u64)>>; 2];
+
+/// Every pair counted since the last drain; the map is left empty (read
+/// and deleted together, a batch of buckets at a time).
+pub(super) fn take_pairs<M: MapCore>(map: &M) -> Result<Pairs> {
+    let mut out: Pairs = Default::default();
     for (k, v) in take_hash_map(map)? {
-        let key: preempt_key = read_pod(&k);
+        let key: pair_key = read_pod(&k);
         let count: u64 = read_pod(&v);
-        if count > 0 {
-            out.entry(key.victim)
+        if let Some(into) = out.get_mut(key.kind as usize).filter(|_| count > 0) {
+            into.entry(key.subject)
                 .or_default()
-                .push((key.preemptor, count));
+                .push((key.other, count));
         }
     }
     Ok(out)
@@ -33,15 +37,20 @@ pub(super) fn take_pairs<M: MapCore>(map: &M) -> Result<IdMap<u32, Vec<(u32, u64
 /// A thread's "why" figures; takes its preemptors out of `pairs`. All
 /// zero (every thread that has not switched since the probes attached) is
 /// one shared allocation rather than 160 bytes per thread (8 MB at 50,000).
-pub(super) fn why_of(s: &thread_stats, pairs: &mut IdMap<u32, Vec<(u32, u64)>>) -> Arc<WhySample> {
+pub(super) fn why_of(s: &thread_stats, pairs: &mut Pairs) -> Arc<WhySample> {
     static ZERO: LazyLock<Arc<WhySample>> = LazyLock::new(Default::default);
-    let (preempted_by, rest) = bound_preemptors(pairs.remove(&s.tid).unwrap_or_default());
-    let w = WhySample {
+    let mut w = WhySample {
         migrations_by_cause: s.mig_cause,
         blocked_on: s.blocked_on,
-        preempted_by,
-        preempted_by_rest: rest,
+        wakeups: s.wakeups,
+        ..WhySample::default()
     };
+    for kind in PairKind::ALL {
+        let (list, rest) = bound_pairs(pairs[kind as usize].remove(&s.tid).unwrap_or_default());
+        let (l, r) = w.pairs_mut(kind);
+        *l = list;
+        *r = rest;
+    }
     if w == **ZERO {
         ZERO.clone()
     } else {

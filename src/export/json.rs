@@ -177,6 +177,9 @@ pub struct SystemRecord {
     pub load: [f64; 3],
     /// cumulative updates the probes could not store (full map etc.)
     pub lost_updates: u64,
+    /// of those, wakeups whose (wakee, waker) pair the probe could not
+    /// store (cumulative): not in any `woken_by`
+    pub wake_pairs_lost: u64,
     /// thread counters or histogram slots that went down this interval
     /// (a wrapped or glitched counter): counted as no change
     pub counter_anomalies: u64,
@@ -250,6 +253,7 @@ pub fn record_of(host: &HostInfo, iv: &Interval) -> IntervalRecord {
             procs_blocked: cur.system.procs_blocked,
             load: cur.system.load,
             lost_updates: cur.system.losses.total(),
+            wake_pairs_lost: cur.system.losses.wake_pairs_full,
             counter_anomalies,
             psi_cpu_some_avg10: cur.system.cpu_pressure.as_ref().map(|p| p.some_avg10),
         },

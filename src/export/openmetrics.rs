@@ -137,6 +137,11 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
             "Updates the probes could not store (a full map): counts are low by this many events.",
             vec![(vec![], s.system.losses.total() as f64)],
         ));
+        out.push(counter(
+            "schedtop_wake_pairs_lost",
+            "Wakeups whose (wakee, waker) pair the probe could not store: in no thread's wakers.",
+            vec![(vec![], s.system.losses.wake_pairs_full as f64)],
+        ));
     }
 
     let mut system = LevelFamilies::new(Level::System);

@@ -145,6 +145,9 @@ mod tests {
         // then 20 more voluntary (15 more on a pipe, 4 sleeps), 5 more
         // migrations (4 by load balance)
         let mut b = a;
+        // of its wakeups this interval: 9 by hardirqs, 2 by net softirqs
+        // (its wakers by thread are not exported: unbounded)
+        b.woken_by = vec![(77, 9), (0xffff_ff00, 9), (0xffff_ff02, 2)];
         b.blocked_on[3] += 15;
         b.blocked_on[1] += 4;
         b.migrations_by_cause[1] += 4;
@@ -165,6 +168,10 @@ mod tests {
         has("schedtop_process_blocked_on_total{pid=\"5\",comm=\"w\",reason=\"pipe\"} 23.0");
         has("schedtop_thread_migrations_by_cause_total{pid=\"5\",tid=\"5\",comm=\"w\",cause=\"other\"} 2.0");
         has("schedtop_migrations_total 8.0");
+        has("schedtop_woken_by_irq_total{waker=\"hardirq\"} 9.0");
+        has("schedtop_process_woken_by_irq_total{pid=\"5\",comm=\"w\",waker=\"softirq_net\"} 2.0");
+        has("schedtop_process_woken_by_irq_total{pid=\"5\",comm=\"w\",waker=\"idle\"} 0.0");
+        assert!(!om.contains("\"77\""), "no waker tids as labels");
     }
 
     #[test]

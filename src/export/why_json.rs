@@ -7,11 +7,31 @@ use serde::ser::SerializeMap;
 use serde::Serialize;
 
 use crate::model::interval::Row;
-use crate::model::why::{BlockReason, MigCause, WhyCounts};
+use crate::model::why::{BlockReason, MigCause, Preemptor, PseudoWaker, WhyCounts, PSEUDO_WAKERS};
 
 struct Causes<'a>(&'a WhyCounts);
 struct Reasons<'a>(&'a WhyCounts);
-struct Preemptors<'a>(&'a WhyCounts);
+struct Preemptors<'a>(&'a [Preemptor]);
+struct Irq<'a>(&'a WhyCounts);
+
+impl Serialize for Irq<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let by = &self.0.woken_by_irq;
+        let softirq = PseudoWaker::ALL
+            .iter()
+            .filter(|p| p.key().starts_with("softirq"))
+            .fold(0u64, |a, &p| a.saturating_add(by[p as usize]));
+        let mut m = ser.serialize_map(Some(PSEUDO_WAKERS + 1))?;
+        m.serialize_entry("hardirq", &by[PseudoWaker::Hardirq as usize])?;
+        m.serialize_entry("softirq", &softirq)?;
+        for p in PseudoWaker::ALL {
+            if p != PseudoWaker::Hardirq {
+                m.serialize_entry(p.key(), &by[p as usize])?;
+            }
+        }
+        m.end()
+    }
+}
 
 impl Serialize for Causes<'_> {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
@@ -43,7 +63,7 @@ struct PreemptorRecord<'a> {
 
 impl Serialize for Preemptors<'_> {
     fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-        ser.collect_seq(self.0.preempted_by.iter().map(|p| PreemptorRecord {
+        ser.collect_seq(self.0.iter().map(|p| PreemptorRecord {
             tid: p.tid,
             comm: &p.comm,
             pid: p.pid,
@@ -52,13 +72,20 @@ impl Serialize for Preemptors<'_> {
     }
 }
 
-/// Append the three entries to a row's JSON object.
+/// Append the entries to a row's JSON object. Wakers: `woken_by` (threads,
+/// or per process the waking processes), `woken_by_other` (those not
+/// listed), `woken_by_irq` (interrupt context and the idle task) and
+/// `wakeups` (what the three sum to).
 pub fn entries<M: SerializeMap>(m: &mut M, row: &Row) -> Result<(), M::Error> {
     let w = row.why.as_deref();
     m.serialize_entry("migrations_by_cause", &w.map(Causes))?;
     m.serialize_entry("blocked_on", &w.map(Reasons))?;
-    m.serialize_entry("preempted_by", &w.map(Preemptors))?;
-    m.serialize_entry("preempted_by_other", &w.map(|w| w.preempted_by_rest))
+    m.serialize_entry("preempted_by", &w.map(|w| Preemptors(&w.preempted_by)))?;
+    m.serialize_entry("preempted_by_other", &w.map(|w| w.preempted_by_rest))?;
+    m.serialize_entry("woken_by", &w.map(|w| Preemptors(&w.woken_by)))?;
+    m.serialize_entry("woken_by_other", &w.map(|w| w.woken_by_rest))?;
+    m.serialize_entry("woken_by_irq", &w.map(Irq))?;
+    m.serialize_entry("wakeups", &w.map(|w| w.wakeups))
 }
 
 #[cfg(test)]
@@ -97,6 +124,11 @@ mod tests {
             blocked_on: [0, 0, 0, 30, 0, 0, 0, 0, 0],
             preempted_by: vec![(11, 7), (99, 1)],
             preempted_by_rest: 2,
+            // 40 wakeups: 25 by the bully, 4 by a gone thread, 3 not
+            // listed, 6 by hardirqs, 2 by timer softirqs
+            woken_by: vec![(11, 25), (98, 4), (0xffff_ff00, 6), (0xffff_ff01, 2)],
+            woken_by_rest: 3,
+            wakeups: 40,
         };
         let after = Sample {
             mono_ns: 2_000_000_000,
@@ -125,10 +157,37 @@ mod tests {
             ])
         );
         assert_eq!(v["preempted_by_other"], 2);
+        assert_eq!(
+            v["woken_by"],
+            serde_json::json!([
+                {"tid": 11, "comm": "bully", "pid": 11, "count": 25},
+                {"tid": 98, "comm": "", "pid": 0, "count": 4}
+            ])
+        );
+        assert_eq!(v["woken_by_other"], 3);
+        assert_eq!(
+            v["woken_by_irq"],
+            serde_json::json!({"hardirq": 6, "softirq": 2, "softirq_timer": 2, "softirq_net": 0,
+                "softirq_block": 0, "softirq_other": 0, "idle": 0})
+        );
+        // every wakeup counted is in one of the three
+        assert_eq!(v["wakeups"], 25 + 4 + 3 + 6 + 2);
+        // the victim's process: woken by the bully's process, the irqs
+        // summed the same way
+        let p = d.processes.iter().find(|p| p.pid == 10).unwrap();
+        let v = serde_json::to_value(ThreadRecord(p.clone())).unwrap();
+        assert_eq!(
+            v["woken_by"],
+            serde_json::json!([{"tid": 0, "comm": "bully", "pid": 11, "count": 25}])
+        );
+        assert_eq!(v["woken_by_other"], 3 + 4);
+        assert_eq!(v["woken_by_irq"]["hardirq"], 6);
+        assert_eq!(v["wakeups"], 40);
         // a source without the figures: null, not zeros
         let mut plain = d.threads[0].clone();
         plain.why = None;
         let v = serde_json::to_value(ThreadRecord(plain)).unwrap();
         assert!(v["blocked_on"].is_null() && v["preempted_by"].is_null());
+        assert!(v["woken_by"].is_null() && v["woken_by_irq"].is_null());
     }
 }

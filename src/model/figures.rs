@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use super::counters::{CounterDesc, CounterUnit, COUNTERS};
 use super::hist::Log2Hist;
 use super::tally::Tally;
-use super::why::{BlockReason, MigCause};
+use super::why::{BlockReason, MigCause, PseudoWaker};
 
 /// The levels the exporter writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -263,6 +263,23 @@ static FIXED: &[LevelFigure] = &[
                 BlockReason::ALL
                     .iter()
                     .map(|r| (r.key(), w.blocked_on[*r as usize]))
+                    .collect(),
+            ))
+        }),
+    },
+    LevelFigure {
+        key: "woken_by_irq",
+        stem: "woken_by_irq",
+        kind: Kind::Counter,
+        seconds: false,
+        label: Some("waker"),
+        help: "Wakeups of {whose} from interrupt context or the idle task (hardirq, softirq by kind, idle), not charged to the interrupted thread.",
+        read: Read::Tally(|t| {
+            let w = t.why.as_ref()?;
+            Some(Reading::Counts(
+                PseudoWaker::ALL
+                    .iter()
+                    .map(|p| (p.key(), w.woken_by_irq[*p as usize]))
                     .collect(),
             ))
         }),

@@ -7,10 +7,12 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use super::why::{bound_preemptors, WhySample};
+use super::why::{bound_pairs, PairKind};
 use super::{OutsideThread, Sample, ThreadSample};
 
 type Key = (u32, u64);
+/// A thread's pairs over the window: other -> count, and the rest.
+type Summed = HashMap<Key, (BTreeMap<u32, u64>, u64)>;
 
 /// The Sample that, paired with `samples[0]`, spans the whole window
 /// (None for fewer than two Samples).
@@ -20,19 +22,25 @@ pub fn window_end(samples: &[Sample]) -> Option<Sample> {
         return None;
     }
     let later = &samples[1..];
-    let mut pairs: HashMap<Key, (BTreeMap<u32, u64>, u64)> = HashMap::new();
+    // per pair list kind: thread -> (other -> count, rest)
+    let mut pairs: [Summed; 2] = Default::default();
     for s in later {
         for t in &s.threads {
             let Some(w) = t.why.as_ref() else { continue };
-            if w.preempted_by.is_empty() && w.preempted_by_rest == 0 {
-                continue;
+            for kind in PairKind::ALL {
+                let (list, rest) = w.pairs(kind);
+                if list.is_empty() && rest == 0 {
+                    continue;
+                }
+                let e = pairs[kind as usize]
+                    .entry((t.tid, t.start_time_ns))
+                    .or_default();
+                for &(tid, n) in list {
+                    let c = e.0.entry(tid).or_default();
+                    *c = c.saturating_add(n);
+                }
+                e.1 = e.1.saturating_add(rest);
             }
-            let e = pairs.entry((t.tid, t.start_time_ns)).or_default();
-            for &(tid, n) in &w.preempted_by {
-                let c = e.0.entry(tid).or_default();
-                *c = c.saturating_add(n);
-            }
-            e.1 = e.1.saturating_add(w.preempted_by_rest);
         }
     }
     let in_last: HashSet<Key> = last
@@ -54,20 +62,20 @@ pub fn window_end(samples: &[Sample]) -> Option<Sample> {
     let mut threads = std::mem::take(&mut end.threads).into_vec();
     threads.extend(gone);
     for t in &mut threads {
-        let Some(w) = t.why.as_ref() else { continue };
-        let (by, rest) = match pairs.remove(&(t.tid, t.start_time_ns)) {
-            Some((m, rest)) => {
-                let (kept, more) = bound_preemptors(m.into_iter().collect());
-                (kept, rest.saturating_add(more))
+        let Some(w) = t.why.as_mut() else { continue };
+        for kind in PairKind::ALL {
+            let (by, rest) = match pairs[kind as usize].remove(&(t.tid, t.start_time_ns)) {
+                Some((m, rest)) => {
+                    let (kept, more) = bound_pairs(m.into_iter().collect());
+                    (kept, rest.saturating_add(more))
+                }
+                None => (Vec::new(), 0),
+            };
+            if w.pairs(kind) != (&by[..], rest) {
+                let (l, r) = Arc::make_mut(w).pairs_mut(kind);
+                *l = by;
+                *r = rest;
             }
-            None => (Vec::new(), 0),
-        };
-        if w.preempted_by != by || w.preempted_by_rest != rest {
-            t.why = Some(Arc::new(WhySample {
-                preempted_by: by,
-                preempted_by_rest: rest,
-                ..(**w).clone()
-            }));
         }
     }
     end.threads = threads.into();
@@ -85,6 +93,7 @@ pub fn window_end(samples: &[Sample]) -> Option<Sample> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::why::WhySample;
 
     fn t(tid: u32, oncpu_ns: u64, by: Vec<(u32, u64)>, exited: bool) -> ThreadSample {
         ThreadSample {

@@ -306,9 +306,7 @@ fn add_to_process(
 fn idle_since(p: &ThreadSample, t: &ThreadSample) -> bool {
     let why = match (&p.why, &t.why) {
         (None, None) => true,
-        (Some(a), Some(b)) => {
-            Arc::ptr_eq(a, b) && a.preempted_by.is_empty() && a.preempted_by_rest == 0
-        }
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b) && !a.has_pairs(),
         _ => false,
     };
     why && t.unchanged_from(p)
@@ -438,6 +436,9 @@ pub fn since_start(first: &Sample, cur: &Sample, key: RowKey) -> SinceStart {
     if let Some(w) = why.as_mut() {
         w.preempted_by.clear();
         w.preempted_by_rest = 0;
+        w.woken_by.clear();
+        w.woken_by_rest = 0;
+        w.woken_by_irq = Default::default();
         w.label();
     }
     SinceStart {

@@ -440,6 +440,14 @@ static FIXED: &[Metric] = &[
         help: None,
     },
     Metric {
+        key: "woken_by",
+        unit: Unit::Name,
+        column: col("WOKEN BY", 12, 16),
+        field: None,
+        get: Get::Row(|r| r.why.as_ref().map_or(Value::None, |w| text(&w.woken_label))),
+        help: Some("WOKEN BY: who woke it most (a thread, hardirq, softirq_*, idle), its share"),
+    },
+    Metric {
         key: "cgroup",
         unit: Unit::Name,
         column: None,

@@ -273,6 +273,10 @@ pub struct Losses {
     /// bounded map: counted, not attributed
     #[serde(default)]
     pub preempt_pairs_full: u64,
+    /// wakeups whose (wakee, waker) pair did not fit that map: counted,
+    /// not attributed
+    #[serde(default)]
+    pub wake_pairs_full: u64,
 }
 
 impl Losses {
@@ -282,6 +286,7 @@ impl Losses {
             .saturating_add(self.torn_reads)
             .saturating_add(self.exits_untraced)
             .saturating_add(self.preempt_pairs_full)
+            .saturating_add(self.wake_pairs_full)
     }
 }
 

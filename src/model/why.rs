@@ -116,6 +116,109 @@ pub struct WhySample {
     /// preemptions by threads beyond the list (and pairs the kernel map
     /// could not hold are counted in the source's drops)
     pub preempted_by_rest: u64,
+    /// (waker tid or a pseudo-waker id, count) of the interval: the same
+    /// pair list as `preempted_by` (at most `MAX_PREEMPTORS` threads, then
+    /// every pseudo-waker the interval had)
+    #[serde(default)]
+    pub woken_by: Vec<(u32, u64)>,
+    #[serde(default)]
+    pub woken_by_rest: u64,
+    /// wakeups the probe counted in the list (cumulative): the list and the
+    /// rest of an interval sum to its delta
+    #[serde(default)]
+    pub wakeups: u64,
+}
+
+/// Which pair list: the probe's `PAIR_*` kinds (bpf/schedtop.h).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PairKind {
+    Preempt = 0,
+    Wake = 1,
+}
+
+impl PairKind {
+    pub const ALL: [PairKind; 2] = [PairKind::Preempt, PairKind::Wake];
+}
+
+/// Reserved waker ids of wakeups from interrupt context or the idle task
+/// (`WAKER_*` in bpf/schedtop.h), in `PseudoWaker` order from the first.
+pub const PSEUDO_WAKER_BASE: u32 = 0xffff_ff00;
+
+/// Who woke a thread when it was no thread: the probe's pseudo-wakers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PseudoWaker {
+    Hardirq = 0,
+    SoftirqTimer = 1,
+    SoftirqNet = 2,
+    SoftirqBlock = 3,
+    SoftirqOther = 4,
+    Idle = 5,
+}
+
+pub const PSEUDO_WAKERS: usize = 6;
+
+impl PseudoWaker {
+    pub const ALL: [PseudoWaker; PSEUDO_WAKERS] = [
+        PseudoWaker::Hardirq,
+        PseudoWaker::SoftirqTimer,
+        PseudoWaker::SoftirqNet,
+        PseudoWaker::SoftirqBlock,
+        PseudoWaker::SoftirqOther,
+        PseudoWaker::Idle,
+    ];
+
+    /// The pseudo-waker a waker id stands for, if it is one.
+    pub fn of(id: u32) -> Option<PseudoWaker> {
+        id.checked_sub(PSEUDO_WAKER_BASE)
+            .and_then(|i| Self::ALL.get(i as usize).copied())
+    }
+
+    /// The batch JSON key (inside `woken_by_irq`) and the label shown.
+    pub fn key(self) -> &'static str {
+        match self {
+            PseudoWaker::Hardirq => "hardirq",
+            PseudoWaker::SoftirqTimer => "softirq_timer",
+            PseudoWaker::SoftirqNet => "softirq_net",
+            PseudoWaker::SoftirqBlock => "softirq_block",
+            PseudoWaker::SoftirqOther => "softirq_other",
+            PseudoWaker::Idle => "idle",
+        }
+    }
+}
+
+impl WhySample {
+    /// The interval's list of `kind` and what it leaves out.
+    pub fn pairs(&self, kind: PairKind) -> (&[(u32, u64)], u64) {
+        match kind {
+            PairKind::Preempt => (&self.preempted_by, self.preempted_by_rest),
+            PairKind::Wake => (&self.woken_by, self.woken_by_rest),
+        }
+    }
+
+    pub fn pairs_mut(&mut self, kind: PairKind) -> (&mut Vec<(u32, u64)>, &mut u64) {
+        match kind {
+            PairKind::Preempt => (&mut self.preempted_by, &mut self.preempted_by_rest),
+            PairKind::Wake => (&mut self.woken_by, &mut self.woken_by_rest),
+        }
+    }
+
+    /// Any pair list holds something (they are the interval's, not
+    /// cumulative).
+    pub fn has_pairs(&self) -> bool {
+        PairKind::ALL.iter().any(|&k| {
+            let (l, r) = self.pairs(k);
+            !l.is_empty() || r != 0
+        })
+    }
+
+    /// Empty every pair list (a copy of the figures for another interval).
+    pub fn clear_pairs(&mut self) {
+        for k in PairKind::ALL {
+            let (l, r) = self.pairs_mut(k);
+            l.clear();
+            *r = 0;
+        }
+    }
 }
 
 /// Preemptors kept per thread in a Sample.
@@ -143,10 +246,22 @@ pub struct WhyCounts {
     pub preempted_by: Vec<Preemptor>,
     /// preemptions not in the list
     pub preempted_by_rest: u64,
+    /// who woke the row: largest first, at most TOP_PREEMPTORS threads
+    /// (per process: waking processes)
+    pub woken_by: Vec<Preemptor>,
+    /// wakeups by threads not in the list
+    pub woken_by_rest: u64,
+    /// wakeups from interrupt context or the idle task (`PseudoWaker`)
+    pub woken_by_irq: [u64; PSEUDO_WAKERS],
+    /// wakeups the probe counted: the lists, rest and pseudo-wakers sum to
+    /// it
+    pub wakeups: u64,
     /// the table's cells, set by `label`: the top block reason and its
-    /// share ("pipe 98%"), the dominant migration cause ("bal")
+    /// share ("pipe 98%"), the dominant migration cause ("bal"), the top
+    /// waker and its share ("writer 97%", "hardirq 99%")
     pub blocks_on: String,
     pub migrated_by: &'static str,
+    pub woken_label: String,
 }
 
 fn delta<const N: usize>(now: &[u64; N], before: Option<&[u64; N]>) -> [u64; N] {
@@ -185,8 +300,17 @@ pub fn interval(
         blocked_on: delta(&now.blocked_on, before.map(|b| &b.blocked_on)),
         preempted_by: Vec::new(),
         preempted_by_rest: now.preempted_by_rest,
+        woken_by_rest: now.woken_by_rest,
+        wakeups: now.wakeups.saturating_sub(before.map_or(0, |b| b.wakeups)),
         ..WhyCounts::default()
     };
+    // the pseudo-wakers are the interval's counts as they are: no names
+    // to resolve, so a process (and the exporter) sums them like counts
+    for &(id, n) in &now.woken_by {
+        if let Some(p) = PseudoWaker::of(id) {
+            out.woken_by_irq[p as usize] = out.woken_by_irq[p as usize].saturating_add(n);
+        }
+    }
     if let Some(m) = migrations {
         fill_other(&mut out.migrations_by_cause, m);
     }
@@ -199,6 +323,8 @@ impl WhyCounts {
     pub fn is_empty(&self) -> bool {
         self.preempted_by.is_empty()
             && self.preempted_by_rest == 0
+            && self.wakeups == 0
+            && self.woken_by.is_empty()
             && self.migrations_by_cause.iter().all(|&n| n == 0)
             && self.blocked_on.iter().all(|&n| n == 0)
     }
@@ -209,6 +335,39 @@ impl WhyCounts {
             format!("{} {:.0}%", r.short(), share * 100.0)
         });
         self.migrated_by = self.dominant_cause().map_or("", |(c, _)| c.short());
+        self.woken_label = self.top_waker().map_or(String::new(), |(name, share)| {
+            format!("{name} {:.0}%", share * 100.0)
+        });
+    }
+
+    /// The wakeups the lists account for: threads, the rest, pseudo-wakers.
+    pub fn wakeups_listed(&self) -> u64 {
+        let threads = self.woken_by.iter().map(|p| p.count);
+        threads
+            .chain([self.woken_by_rest])
+            .chain(self.woken_by_irq)
+            .fold(0u64, |a, n| a.saturating_add(n))
+    }
+
+    /// The top waker (a thread or process name, or a pseudo-waker's key)
+    /// and its share of the wakeups listed, if any were.
+    pub fn top_waker(&self) -> Option<(String, f64)> {
+        let total = self.wakeups_listed();
+        let thread = self.woken_by.first().map(|p| {
+            let name = if p.comm.is_empty() {
+                p.tid.max(p.pid).to_string()
+            } else {
+                p.comm.clone()
+            };
+            (name, p.count)
+        });
+        let pseudo =
+            top(&self.woken_by_irq).map(|(i, n)| (PseudoWaker::ALL[i].key().to_string(), n));
+        let best = match (thread, pseudo) {
+            (Some(t), Some(p)) => Some(if p.1 > t.1 { p } else { t }),
+            (t, p) => t.or(p),
+        }?;
+        (total > 0).then(|| (best.0, best.1 as f64 / total as f64))
     }
 
     /// Add another row's figures (a process sums its threads; the preemptor
@@ -225,6 +384,11 @@ impl WhyCounts {
             *a = a.saturating_add(*b);
         }
         self.preempted_by_rest = self.preempted_by_rest.saturating_add(o.preempted_by_rest);
+        self.woken_by_rest = self.woken_by_rest.saturating_add(o.woken_by_rest);
+        for (a, b) in self.woken_by_irq.iter_mut().zip(&o.woken_by_irq) {
+            *a = a.saturating_add(*b);
+        }
+        self.wakeups = self.wakeups.saturating_add(o.wakeups);
     }
 
     /// The cause with the most migrations, if any migrated.
@@ -282,17 +446,27 @@ fn top(counts: &[u64]) -> Option<(usize, u64)> {
     best
 }
 
-/// Keep the largest `MAX_PREEMPTORS` (tid, count) pairs, largest first (ties
-/// by tid, so the order is stable); the rest is summed.
-pub fn bound_preemptors(mut pairs: Vec<(u32, u64)>) -> (Vec<(u32, u64)>, u64) {
+/// Keep the largest `MAX_PREEMPTORS` (tid, count) pairs of threads,
+/// largest first (ties by tid, so the order is stable), then every
+/// pseudo-waker (never folded into the rest: they are few and named); the
+/// rest is summed.
+pub fn bound_pairs(pairs: Vec<(u32, u64)>) -> (Vec<(u32, u64)>, u64) {
+    let (mut pairs, mut pseudo): (Vec<_>, Vec<_>) = pairs
+        .into_iter()
+        .partition(|p| PseudoWaker::of(p.0).is_none());
     pairs.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let rest = pairs
         .iter()
         .skip(MAX_PREEMPTORS)
         .fold(0u64, |a, p| a.saturating_add(p.1));
     pairs.truncate(MAX_PREEMPTORS);
+    pseudo.sort_unstable();
+    pairs.extend(pseudo);
     (pairs, rest)
 }
+
+/// The most a pair list of a thread holds in a Sample.
+pub const MAX_PAIRS: usize = MAX_PREEMPTORS + PSEUDO_WAKERS;
 
 #[cfg(test)]
 mod tests {
@@ -322,9 +496,43 @@ mod tests {
     #[test]
     fn preemptor_list_is_bounded_and_the_rest_counted() {
         let pairs: Vec<(u32, u64)> = (1..=12).map(|t| (t, u64::from(t) * 10)).collect();
-        let (kept, rest) = bound_preemptors(pairs);
+        let (kept, rest) = bound_pairs(pairs);
         assert_eq!(kept.len(), MAX_PREEMPTORS);
         assert_eq!(kept[0], (12, 120));
         assert_eq!(rest, 10 + 20 + 30 + 40);
+    }
+
+    #[test]
+    fn pseudo_wakers_stay_listed_after_the_threads_and_the_share_counts_them() {
+        let hard = PSEUDO_WAKER_BASE;
+        let mut pairs: Vec<(u32, u64)> = (1..=10).map(|t| (t, 5)).collect();
+        pairs.push((hard, 1));
+        pairs.push((PSEUDO_WAKER_BASE + 5, 2));
+        let (kept, rest) = bound_pairs(pairs);
+        assert_eq!(kept.len(), MAX_PREEMPTORS + 2);
+        assert_eq!(
+            &kept[MAX_PREEMPTORS..],
+            [(hard, 1), (PSEUDO_WAKER_BASE + 5, 2)]
+        );
+        assert_eq!(rest, 10);
+        assert_eq!(PseudoWaker::of(PSEUDO_WAKER_BASE + 6), None);
+        assert_eq!(PseudoWaker::of(7), None);
+        let mut w = WhyCounts {
+            woken_by_irq: [30, 0, 0, 0, 0, 10],
+            woken_by: vec![Preemptor {
+                tid: 4,
+                pid: 4,
+                comm: "b".into(),
+                count: 50,
+            }],
+            woken_by_rest: 10,
+            ..WhyCounts::default()
+        };
+        w.label();
+        assert_eq!(w.wakeups_listed(), 100);
+        assert_eq!(w.woken_label, "b 50%");
+        w.woken_by_irq[0] = 60;
+        w.label();
+        assert_eq!(w.woken_label, "hardirq 46%");
     }
 }

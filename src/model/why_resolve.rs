@@ -1,12 +1,15 @@
-//! Who took the CPU: a Sample's (preemptor tid, count) pairs resolved to
-//! threads and processes (comm and pid from the same Sample), the top few
-//! per thread and, summed by the preempting process, per process.
+//! Who took the CPU and who woke a thread: a Sample's pair lists ((preemptor
+//! or waker tid, count)) resolved to threads and processes (comm and pid
+//! from the same Sample), the top few per thread and, summed by the
+//! preempting or waking process, per process. One resolver serves every
+//! kind of pair list; the wakers' pseudo-wakers (interrupts, idle) are
+//! counted apart.
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::fasthash::{IdFilter, IdMap, IdSet};
 use super::row::{Row, RowKey};
-use super::why::{Preemptor, TOP_PREEMPTORS};
+use super::why::{PairKind, Preemptor, PseudoWaker, WhyCounts, TOP_PREEMPTORS};
 use super::Sample;
 
 /// Largest first (ties by tid, then pid), the first `TOP_PREEMPTORS`; the
@@ -25,28 +28,44 @@ fn top(mut list: Vec<Preemptor>, rest: &mut u64) -> Vec<Preemptor> {
     list
 }
 
-/// Fill `preempted_by` of the rows that have "why" figures: `threads` are
-/// the rows of `cur.threads`, one each, in its order. A preemptor outside
-/// the thread list (a pid filter) is named from `cur.outside`; one the
-/// source could not name (gone before the drain) is listed with its tid,
-/// pid 0 and no name.
+/// The resolved list of `kind` of a row and its rest.
+fn list_of(w: &mut WhyCounts, kind: PairKind) -> (&mut Vec<Preemptor>, &mut u64) {
+    match kind {
+        PairKind::Preempt => (&mut w.preempted_by, &mut w.preempted_by_rest),
+        PairKind::Wake => (&mut w.woken_by, &mut w.woken_by_rest),
+    }
+}
+
+/// Fill the pair lists (`preempted_by`, `woken_by` and `woken_by_irq`) of
+/// the rows that have "why" figures: `threads` are the rows of
+/// `cur.threads`, one each, in its order.
 pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
-    // only the threads that were preempted and those that preempted them
-    // are looked at (50,000 idle threads cost one pass, no map entries)
+    for kind in PairKind::ALL {
+        resolve(cur, threads, processes, kind);
+    }
+}
+
+/// One kind's lists. A thread outside the thread list (a pid filter) is
+/// named from `cur.outside`; one the source could not name (gone before
+/// the drain) is listed with its tid, pid 0 and no name.
+fn resolve(cur: &Sample, threads: &mut [Row], processes: &mut [Row], kind: PairKind) {
+    // only the threads with pairs and those they name are looked at
+    // (50,000 idle threads cost one pass, no map entries)
     let preempted: Vec<_> = cur
         .threads
         .iter()
         .enumerate()
         .filter_map(|(i, t)| {
-            let w = t.why.as_ref().filter(|w| !w.preempted_by.is_empty())?;
-            Some((i, t, &w.preempted_by))
+            let (list, _) = t.why.as_ref()?.pairs(kind);
+            (!list.is_empty()).then_some((i, t, list))
         })
         .collect();
     let wanted: IdSet<u32> = preempted
         .iter()
         .flat_map(|(_, _, pairs)| pairs.iter().map(|&(tid, _)| tid))
+        .filter(|&tid| PseudoWaker::of(tid).is_none())
         .collect();
-    if wanted.is_empty() {
+    if wanted.is_empty() && preempted.is_empty() {
         return;
     }
     // tid -> (pid, comm); a tid reused within the Sample keeps the live one
@@ -89,10 +108,14 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
     // victim pid -> preempting pid -> (count, its process name)
     // (threads not in the Sample, e.g. outside a pid filter, have no known
     // process: their preemptions count in the process's rest)
+    // (the pseudo-wakers are counts of the row already: model/why.rs)
     let mut by_process: BTreeMap<u32, (BTreeMap<u32, u64>, u64)> = BTreeMap::new();
     for &(_, t, pairs) in &preempted {
         let (into, unknown) = by_process.entry(t.pid).or_default();
         for &(tid, n) in pairs.iter() {
+            if PseudoWaker::of(tid).is_some() {
+                continue;
+            }
             match who.get(&tid) {
                 Some(&(pid, _)) => {
                     let c = into.entry(pid).or_default();
@@ -121,6 +144,7 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
         };
         let list = pairs
             .iter()
+            .filter(|p| PseudoWaker::of(p.0).is_none())
             .map(|&(t, count)| {
                 let (pid, comm) = who.get(&t).copied().unwrap_or((0, ""));
                 Preemptor {
@@ -131,7 +155,9 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
                 }
             })
             .collect();
-        w.preempted_by = top(list, &mut w.preempted_by_rest);
+        let (into, rest) = list_of(w, kind);
+        *into = top(list, rest);
+        w.label();
     }
     for row in processes.iter_mut() {
         let Some((from, unknown)) = by_process.get(&row.pid) else {
@@ -140,7 +166,8 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
         let Some(w) = row.why.as_mut().map(Arc::make_mut) else {
             continue;
         };
-        w.preempted_by_rest = w.preempted_by_rest.saturating_add(*unknown);
+        let (_, rest) = list_of(w, kind);
+        *rest = rest.saturating_add(*unknown);
         let list = from
             .iter()
             .map(|(&pid, &count)| Preemptor {
@@ -150,7 +177,9 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
                 count,
             })
             .collect();
-        w.preempted_by = top(list, &mut w.preempted_by_rest);
+        let (into, rest) = list_of(w, kind);
+        *into = top(list, rest);
+        w.label();
     }
 }
 

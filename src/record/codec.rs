@@ -18,7 +18,10 @@ use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migr
 use super::codec_hist::{decode_hist, encode_hist, fine_hists};
 pub(super) use super::codec_streams::STREAMS;
 use super::codec_streams::{get_ns, put_ns, with_spare_streams, Streams};
-use super::codec_why::{decode_outside, decode_why, encode_outside, encode_why, has_why};
+use super::codec_why::{
+    decode_outside, decode_wakers, decode_why, encode_outside, encode_wakers, encode_why,
+    has_wakers, has_why,
+};
 use super::codec_zstd::compress_parts;
 pub use super::codec_zstd::{compress, decompress};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
@@ -108,7 +111,9 @@ fn encode_parts<'a>(st: &'a mut Streams, cur: &Sample, prev: Option<&Sample>) ->
     encode_migrations(&mut head, &cur.migrations, &p.migrations);
     fill_streams(st, &cur.threads, &p.threads);
     put_stream_lens(&mut head, cur.threads.len(), st);
-    let outside = !cur.outside.is_empty();
+    // the wakers come after the outside threads (then written if empty)
+    let wakers = has_wakers(cur);
+    let outside = !cur.outside.is_empty() || wakers;
     let why = has_why(cur) || outside;
     if has_cgroups(cur) || why {
         encode_cgroups(&mut tail.0, cur, p);
@@ -118,6 +123,9 @@ fn encode_parts<'a>(st: &'a mut Streams, cur: &Sample, prev: Option<&Sample>) ->
     }
     if outside {
         encode_outside(&mut tail.1, &cur.outside);
+    }
+    if wakers {
+        encode_wakers(&mut tail.1, cur, p);
     }
     st.head = head;
     st.tail = tail;
@@ -175,6 +183,10 @@ fn decode_sample(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
     // format 5: the threads outside the thread list its preemptors name
     if !c.is_empty() {
         s.outside = decode_outside(&mut c, &mut budget)?;
+    }
+    // then the wakers (older Samples end before)
+    if !c.is_empty() {
+        decode_wakers(&mut c, &mut s, p)?;
     }
     if !c.is_empty() {
         return Err(DecodeError("trailing bytes after Sample"));
@@ -563,35 +575,6 @@ impl RecentNames {
         }
         self.0[0].clone().unwrap_or_else(no_name)
     }
-}
-
-/// Raw and zstd-compressed size of each thread stream of `cur` encoded on
-/// `prev` (for the size benchmark: which fields cost what).
-#[doc(hidden)]
-pub fn stream_sizes(
-    cur: &Sample,
-    prev: Option<&Sample>,
-    level: i32,
-) -> Vec<(&'static str, usize, usize)> {
-    let p = prev.cloned().unwrap_or_default();
-    let mut out = Vec::new();
-    encode_threads(&mut out, &cur.threads, &p.threads);
-    let mut c = Cursor::new(&out);
-    let names = [
-        "ids", "flags", "meta", "strs", "small", "ns", "ns_lo", "hist",
-    ];
-    let _ = c.u64();
-    let lens: Vec<usize> = (0..STREAMS)
-        .map(|_| c.u64().unwrap_or(0) as usize)
-        .collect();
-    names
-        .iter()
-        .zip(lens)
-        .map(|(n, l)| {
-            let b = c.take(l).unwrap_or(&[]);
-            (*n, l, zstd::bulk::compress(b, level).map_or(0, |z| z.len()))
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -91,6 +91,7 @@ fn with_why() -> Vec<Sample> {
     for (k, s) in samples.iter_mut().enumerate() {
         let k = k as u64;
         s.system.losses.preempt_pairs_full = k * 3;
+        s.system.losses.wake_pairs_full = k * 2;
         s.system.migrations_by_cause = (0..5)
             .map(|c| {
                 (0..c)
@@ -110,6 +111,17 @@ fn with_why() -> Vec<Sample> {
                     blocked_on: [k * 7, 0, i, 0, 0, k, 0, 0, u64::MAX - k],
                     preempted_by: (0..(i % 9)).map(|p| (p as u32 + 7, p * k + 1)).collect(),
                     preempted_by_rest: k,
+                    // wakers: thread wakers and pseudo-wakers, a rest, and
+                    // some threads with wakeups but no pairs this interval
+                    woken_by: (0..(i % 4))
+                        .map(|p| (p as u32 + 3, p * k + 2))
+                        .chain(
+                            i.is_multiple_of(3)
+                                .then_some((0xffff_ff00 + (i % 6) as u32, k + 1)),
+                        )
+                        .collect(),
+                    woken_by_rest: k * (i % 2),
+                    wakeups: k * 100 + i,
                 }
                 .into(),
             );
@@ -139,17 +151,30 @@ fn why_figures_round_trip_and_truncations_fail() {
     let raw = encode(&samples[2], Some(&samples[1]));
     let whole = decode(&raw, Some(&samples[1])).unwrap();
     assert_eq!(whole.outside.len(), 2);
-    let mut why_only = samples[2].clone();
-    why_only.outside.clear();
-    let before_outside = encode(&why_only, Some(&samples[1])).len();
     for cut in 0..raw.len() {
         // a cut at a section boundary reads as an older format: without
         // the section, never as the whole Sample
         if let Ok(s) = decode(&raw[..cut], Some(&samples[1])) {
             assert_ne!(s, whole, "cut {cut}");
-            assert!(s.outside.is_empty(), "cut {cut}");
-            if cut != before_outside {
-                assert!(s.threads.iter().all(|t| t.why.is_none()), "cut {cut}");
+            if !s.outside.is_empty() {
+                // cut before the wakers: every thread woken by nobody
+                assert_eq!(s.outside, whole.outside, "cut {cut}");
+                assert!(s
+                    .threads
+                    .iter()
+                    .filter_map(|t| t.why.as_deref())
+                    .all(|w| { w.wakeups == 0 && w.woken_by.is_empty() && w.woken_by_rest == 0 }));
+                assert_eq!(s.system.losses.wake_pairs_full, 0);
+                continue;
+            }
+            if s.threads.iter().any(|t| t.why.is_some()) {
+                // cut before the outside threads: the why figures whole
+                for (a, b) in s.threads.iter().zip(whole.threads.iter()) {
+                    let (a, b) = (a.why.as_deref(), b.why.as_deref());
+                    assert_eq!(a.map(|w| w.blocked_on), b.map(|w| w.blocked_on));
+                    assert_eq!(a.map(|w| &w.preempted_by), b.map(|w| &w.preempted_by));
+                    assert!(a.is_none_or(|w| w.woken_by.is_empty()), "cut {cut}");
+                }
             }
         }
     }

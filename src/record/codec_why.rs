@@ -7,12 +7,13 @@
 //! Format 1-3 Samples end before this: their threads read as having none.
 //! Format 5 may add the threads outside the thread list that the preemptor
 //! lists name (`Sample::outside`): their count, then each one's tid (a
-//! delta on the one before), pid, name and process name.
+//! delta on the one before), pid, name and process name; and then the
+//! wakers (`encode_wakers`), with the same pair-list encoding.
 use super::codec_budget::Budget;
 use super::codec_cpus::{decode_migrations, encode_migrations};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
 use crate::model::rates::ThreadMatcher;
-use crate::model::why::{WhySample, MAX_PREEMPTORS, MIG_CAUSES};
+use crate::model::why::{PairKind, WhySample, MAX_PAIRS, MAX_PREEMPTORS, MIG_CAUSES};
 use crate::model::{OutsideThread, Sample};
 use std::sync::Arc;
 
@@ -65,22 +66,38 @@ pub(super) fn encode_why(out: &mut Vec<u8>, cur: &Sample, prev: &Sample) {
         for (i, &v) in w.blocked_on.iter().enumerate() {
             put_delta(out, v, b.map_or(0, |b| b.blocked_on[i]));
         }
-        let list = &w.preempted_by[..w.preempted_by.len().min(MAX_PREEMPTORS)];
-        put_u64(out, list.len() as u64);
-        for &(tid, n) in list {
-            put_u64(out, tid.into());
-            put_u64(out, n);
-        }
-        put_u64(out, w.preempted_by_rest);
+        put_pairs(out, w.pairs(PairKind::Preempt), MAX_PREEMPTORS);
     }
 }
 
-/// `w` counts what `b` did, and names no preemptor: an idle thread's.
+/// One pair list (any kind): its length, each (tid, count), the rest.
+fn put_pairs(out: &mut Vec<u8>, (list, rest): (&[(u32, u64)], u64), max: usize) {
+    let list = &list[..list.len().min(max)];
+    put_u64(out, list.len() as u64);
+    for &(tid, n) in list {
+        put_u64(out, tid.into());
+        put_u64(out, n);
+    }
+    put_u64(out, rest);
+}
+
+fn get_pairs(c: &mut Cursor, max: usize) -> DResult<(Vec<(u32, u64)>, u64)> {
+    let n = c.count(2)?;
+    if n > max {
+        return Err(DecodeError("a longer pair list than a thread keeps"));
+    }
+    let mut list = Vec::with_capacity(n);
+    for _ in 0..n {
+        let tid = u32::try_from(c.u64()?).map_err(|_| DecodeError("pair tid over 32 bits"))?;
+        list.push((tid, c.u64()?));
+    }
+    Ok((list, c.u64()?))
+}
+
+/// `w` counts what `b` did, and names no preemptor or waker: an idle
+/// thread's.
 fn quiet_since(w: &WhySample, b: &WhySample) -> bool {
-    w.preempted_by.is_empty()
-        && w.preempted_by_rest == 0
-        && w.migrations_by_cause == b.migrations_by_cause
-        && w.blocked_on == b.blocked_on
+    !w.has_pairs() && w.migrations_by_cause == b.migrations_by_cause && w.blocked_on == b.blocked_on
 }
 
 fn thread_why(c: &mut Cursor, b: Option<&Arc<WhySample>>) -> DResult<Option<Arc<WhySample>>> {
@@ -109,15 +126,7 @@ fn thread_why(c: &mut Cursor, b: Option<&Arc<WhySample>>) -> DResult<Option<Arc<
     for (i, v) in w.blocked_on.iter_mut().enumerate() {
         *v = c.delta(b.map_or(0, |b| b.blocked_on[i]))?;
     }
-    let n = c.count(2)?;
-    if n > MAX_PREEMPTORS {
-        return Err(DecodeError("more preemptors than a thread keeps"));
-    }
-    for _ in 0..n {
-        let tid = u32::try_from(c.u64()?).map_err(|_| DecodeError("preemptor tid over 32 bits"))?;
-        w.preempted_by.push((tid, c.u64()?));
-    }
-    w.preempted_by_rest = c.u64()?;
+    (w.preempted_by, w.preempted_by_rest) = get_pairs(c, MAX_PREEMPTORS)?;
     Ok(Some(Arc::new(w)))
 }
 
@@ -148,6 +157,74 @@ pub(super) fn decode_why(
     for t in s.threads.iter_mut() {
         let b = before.get(t).and_then(|p| p.why.as_ref());
         t.why = thread_why(c, b)?;
+    }
+    Ok(())
+}
+
+/// Whether `cur` has wakers for the section after the outside threads.
+pub(super) fn has_wakers(cur: &Sample) -> bool {
+    cur.system.losses.wake_pairs_full > 0
+        || cur
+            .threads
+            .iter()
+            .filter_map(|t| t.why.as_deref())
+            .any(|w| w.wakeups > 0 || !w.woken_by.is_empty() || w.woken_by_rest > 0)
+}
+
+/// The wakers (format 5, after the outside threads, which are then always
+/// written; older Samples end before: their threads read as woken by
+/// nobody): the count of wakeups whose pair was lost, then for each thread
+/// that has why figures, in order, 0 (wakeups as the same thread's in the
+/// previous Sample, no wakers) or 1, its wakeups (a delta on that) and its
+/// (wakee, waker) pair list, encoded as the preemptors' are.
+pub(super) fn encode_wakers(out: &mut Vec<u8>, cur: &Sample, prev: &Sample) {
+    let mut before = ThreadMatcher::new(&prev.threads);
+    put_delta(
+        out,
+        cur.system.losses.wake_pairs_full,
+        prev.system.losses.wake_pairs_full,
+    );
+    for t in &cur.threads {
+        let Some(w) = &t.why else { continue };
+        let was = before
+            .get(t)
+            .and_then(|p| p.why.as_deref())
+            .map_or(0, |b| b.wakeups);
+        let (list, rest) = w.pairs(PairKind::Wake);
+        if w.wakeups == was && list.is_empty() && rest == 0 {
+            out.push(0);
+            continue;
+        }
+        out.push(1);
+        put_delta(out, w.wakeups, was);
+        put_pairs(out, (list, rest), MAX_PAIRS);
+    }
+}
+
+pub(super) fn decode_wakers(c: &mut Cursor, s: &mut Sample, prev: &Sample) -> DResult<()> {
+    let mut before = ThreadMatcher::new(&prev.threads);
+    s.system.losses.wake_pairs_full = c.delta(prev.system.losses.wake_pairs_full)?;
+    for t in s.threads.iter_mut() {
+        let was = before
+            .get(t)
+            .and_then(|p| p.why.as_deref())
+            .map_or(0, |b| b.wakeups);
+        let Some(w) = t.why.as_mut() else { continue };
+        let (wakeups, list, rest) = match c.u8()? {
+            0 => (was, Vec::new(), 0),
+            1 => {
+                let wakeups = c.delta(was)?;
+                let (list, rest) = get_pairs(c, MAX_PAIRS)?;
+                (wakeups, list, rest)
+            }
+            _ => return Err(DecodeError("bad waker flag of a thread")),
+        };
+        if w.wakeups != wakeups || w.woken_by != list || w.woken_by_rest != rest {
+            let w = Arc::make_mut(w);
+            w.wakeups = wakeups;
+            w.woken_by = list;
+            w.woken_by_rest = rest;
+        }
     }
     Ok(())
 }

@@ -22,6 +22,7 @@ mod codec_counters;
 mod codec_counts;
 mod codec_cpus;
 mod codec_hist;
+pub mod codec_sizes;
 mod codec_streams;
 mod codec_why;
 mod codec_zstd;

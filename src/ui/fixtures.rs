@@ -216,6 +216,7 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
     let mut wait_ns = 700_000_000;
     let mut migr = 30;
     let mut last_invol = 0;
+    let mut last_vol = 0;
     let mut slice = spread(s.slice_slot, 2000);
     // a wait follows every switch-out: after a voluntary one it begins at
     // the wakeup, after an involuntary one at the preemption (and lasts
@@ -232,6 +233,7 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
         vol += v;
         invol += n;
         last_invol = n;
+        last_vol = v;
         let ran_ns = (s.oncpu_ms * 1_000_000).min(1_000_000_000) * k.min(10) / 10;
         oncpu_ns += ran_ns;
         wait_ns += (v + 2 * n) * (1u64 << s.wait_slot) * 1000 / 2;
@@ -276,7 +278,7 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
             cpus_allowed: None,
         },
         cgroup: None,
-        why: bpf.then(|| Arc::new(why_of(s.tid, migr, vol, last_invol))),
+        why: bpf.then(|| Arc::new(why_of(s.tid, migr, (vol, last_vol), last_invol))),
     }
 }
 
@@ -284,8 +286,17 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
 /// moves wakeup placement, the rest load balance; it blocks on one of three
 /// things by its tid.
 /// Its last second's preemptions: half by the spinner (the spinner's by
-/// ffmpeg:enc0), a quarter by a kworker, the rest by others.
-fn why_of(tid: u32, migr: u64, vol: u64, invol: u64) -> crate::model::why::WhySample {
+/// ffmpeg:enc0), a quarter by a kworker, the rest by others. Its last
+/// second's wakeups (one per voluntary switch): 60 % by the thread that
+/// also preempts it, a fifth by hardirqs, the rest by others.
+fn why_of(
+    tid: u32,
+    migr: u64,
+    (vol, last_vol): (u64, u64),
+    invol: u64,
+) -> crate::model::why::WhySample {
+    let by_thread = last_vol * 6 / 10;
+    let by_irq = last_vol / 5;
     let mut blocked_on = [0; crate::model::why::BLOCK_REASONS];
     let main = [0, 2, 3][tid as usize % 3];
     blocked_on[main] = vol - vol / 4;
@@ -301,6 +312,15 @@ fn why_of(tid: u32, migr: u64, vol: u64, invol: u64) -> crate::model::why::WhySa
         .filter(|&(_, n)| n > 0)
         .collect(),
         preempted_by_rest: invol - invol / 2 - invol / 4,
+        woken_by: [
+            (if tid == 3001 { 2211 } else { 3001 }, by_thread),
+            (crate::model::why::PSEUDO_WAKER_BASE, by_irq),
+        ]
+        .into_iter()
+        .filter(|&(_, n)| n > 0)
+        .collect(),
+        woken_by_rest: last_vol - by_thread - by_irq,
+        wakeups: vol,
     }
 }
 

@@ -89,8 +89,7 @@ fn why(causes: [u64; 5], blocks: [u64; 9]) -> Option<Arc<WhySample>> {
     Some(Arc::new(WhySample {
         migrations_by_cause: causes,
         blocked_on: blocks,
-        preempted_by: vec![],
-        preempted_by_rest: 0,
+        ..WhySample::default()
     }))
 }
 

@@ -164,7 +164,7 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
         _ => None,
     };
     f.render_widget(
-        Paragraph::new(super::why::lines(r, since)),
+        Paragraph::new(super::why::lines(r, since, &app.derived.threads)),
         line(inner.y + 1, why_h),
     );
     let mut y = inner.y + 1 + why_h;
