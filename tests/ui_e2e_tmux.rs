@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use common::tmux::{have_tmux, Tmux, BIN};
 
 const HOSTILE: &str = "e2e\x1b[2Jevil";
-const HOSTILE_SHOWN: &str = "e2e^[[2Jevil";
+/// as the table shows it: the escape made visible (the COMM column may cut
+/// the rest of the name at this width)
+const HOSTILE_SHOWN: &str = "e2e^[[2J";
 
 /// Threads that stay until dropped: two spinners sharing CPU 0 (so they
 /// preempt each other) and a sleeper with a hostile name.
