@@ -451,9 +451,19 @@ int BPF_PROG(handle_wakeup_new, struct task_struct *p)
 SEC("tp_btf/sched_waking")
 int BPF_PROG(handle_waking, struct task_struct *p)
 {
+	struct thread_stats *s;
+
 	if (bench_empty_probes || !count_wakers)
 		return 0;
-	why_wakeup(ctx, p, stats_if_any(p));
+	s = stats_if_any(p);
+	why_wakeup(ctx, p, s);
+	/* its wakeups changed: a drain that reads only changed threads must
+	 * read it, or the pairs just counted for it are dropped with the
+	 * unread threads' (a woken thread waiting on a busy run queue has not
+	 * switched out yet; seen on a loaded 6.18 host). count_pair's locked
+	 * add is the barrier before mark_dirty loads the epoch. */
+	if (dirty_sets && s)
+		mark_dirty(p, s);
 	return 0;
 }
 

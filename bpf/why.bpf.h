@@ -329,7 +329,8 @@ static __always_inline u32 softirq_waker(u32 vec)
 }
 
 /* Bytes from this CPU's run queue to its preempt count (set by user space
- * from the kernel's BTF, features.rs preempt_count_from_rq; 0: unknown). */
+ * from the kernel's BTF, or kallsyms where the BTF lists no variables, as
+ * Debian's 5.10: features.rs preempt_count_from_rq; 0: unknown). */
 const volatile s64 preempt_count_from_rq = 0;
 
 #define HARDIRQ_OR_NMI_MASK 0x00ff0000	/* preempt.h: HARDIRQ_MASK | NMI_MASK */
@@ -337,9 +338,9 @@ const volatile s64 preempt_count_from_rq = 0;
 
 /* Who is waking a thread from here: the current task, unless this runs in
  * interrupt context, which the preempt count says. It is a per-CPU
- * variable that kallsyms does not list on kernels without
- * CONFIG_KALLSYMS_ALL (Debian's), so no ksym reaches it: it is found from
- * this CPU's run queue (current's cfs_rq->rq, CONFIG_FAIR_GROUP_SCHED) and
+ * variable that a ksym cannot reach on every kernel (kallsyms lists no
+ * per-CPU data without CONFIG_KALLSYMS_ALL; 5.10's BTF has no variables
+ * for bpf_this_cpu_ptr): it is found from this CPU's run queue (current's cfs_rq->rq, CONFIG_FAIR_GROUP_SCHED) and
  * an offset user space read from the BTF. Without either: x86-64 runs
  * hardirqs taken in kernel mode (and softirqs) on the per-CPU interrupt
  * stack, where a tp_btf program's ctx (the argument array, on the stack of

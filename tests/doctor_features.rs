@@ -47,6 +47,7 @@ fn doctor_lists_each_feature_on_or_off_with_a_reason() {
         "exits",
         "tracer",
         "interrupt time",
+        "wakers",
     ] {
         assert_eq!(status(name).0, "on", "{name}\n{d}");
     }

@@ -306,8 +306,9 @@ fn near(a: u64, b: u64) -> bool {
 /// with as many wakeups as the other's writes (within 3 %: a write finds
 /// the reader not asleep yet when the reader was preempted between its
 /// own write and its read, which a busy 2-CPU VM did to 2.3 % of them),
-/// and exactly as many as the reader blocked by the kernel's count
-/// (nvcsw, within 2 for the start and the exit).
+/// and as many as the reader blocked by the kernel's count (nvcsw): at
+/// least that many but 2 (the start and the exit), and at most 1 % more
+/// (see `wakeups_match_blocks`).
 pub fn ping_pong(src: &mut LiveSource) -> Outcome {
     let cpus = allowed_cpus();
     if cpus.len() < 2 {
@@ -362,8 +363,8 @@ pub fn ping_pong(src: &mut LiveSource) -> Outcome {
         && writes_b == ROUNDS
         && wa.top().is_some_and(|(t, n)| t == b && near3(n, writes_b))
         && wb.top().is_some_and(|(t, n)| t == a && near3(n, writes_a))
-        && wa.wakeups.abs_diff(blocks_a) <= 2
-        && wb.wakeups.abs_diff(blocks_b) <= 2;
+        && wakeups_match_blocks(wa.wakeups, blocks_a)
+        && wakeups_match_blocks(wb.wakeups, blocks_b);
     if ok {
         Ok(line)
     } else {
@@ -371,9 +372,26 @@ pub fn ping_pong(src: &mut LiveSource) -> Outcome {
     }
 }
 
+/// Every block ends in a wakeup (but the exit; the start may fall either
+/// side of the first Sample: 2 either way). The kernel also counts a
+/// wakeup without a block: `try_to_wake_up` fires `sched_waking` for a
+/// reader that has set its sleeping state but not yet switched out, and
+/// then only puts it back to running (no nvcsw). How often that window is
+/// hit depends on timing: within 2 on a host, but under QEMU's TCG, where
+/// a vCPU is a host thread descheduled at any instruction, 15-25 of
+/// ~19,750 on 5.10 — so the excess is bounded relatively, by 1 %.
+fn wakeups_match_blocks(wakeups: u64, blocks: u64) -> bool {
+    wakeups + 2 >= blocks && wakeups <= blocks + 2 + blocks / 100
+}
+
 /// A nanosleep loop beside a spinner pinned to the same CPU: woken by the
 /// timer interrupt (hardirq, or the timer softirq), never by the spinner,
-/// which is what the CPU was running when the timer fired.
+/// which is what the CPU was running when the timer fired. The timer
+/// mostly interrupts the spinner in user mode, which only the preempt count
+/// tells apart; every matrix kernel offers it (6.1 and 6.12 in their BTF,
+/// 5.10 through kallsyms: `schedtop doctor`'s wakers line says which), so
+/// the same is asserted on each. A kernel without it charged 298 of 300
+/// of these wakeups to the spinner.
 pub fn nanosleep_timer(src: &mut LiveSource) -> Outcome {
     let cpu = *allowed_cpus().last().unwrap_or(&0);
     let stop = Arc::new(AtomicBool::new(false));

@@ -148,6 +148,10 @@ impl BpfSource {
                     .attach()
                     .context(attach_failed)?,
             );
+            let found = super::features::preempt_count_from_rq();
+            features.set(Feature::Wakers, true, super::features::wakers_detail(found));
+        } else {
+            features.set(Feature::Wakers, false, "SCHEDTOP_WAKERS=0");
         }
         let iter_link = skel
             .progs

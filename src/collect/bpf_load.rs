@@ -128,7 +128,7 @@ fn open_and_load(
         // bench/probe_overhead.sh only: the same programs attached with
         // empty bodies, the floor its probe cost figures sit on
         ro.count_wakers = wakers_on() as u32;
-        ro.preempt_count_from_rq = super::features::preempt_count_from_rq().unwrap_or(0);
+        ro.preempt_count_from_rq = super::features::preempt_count_from_rq().map_or(0, |(d, _)| d);
         ro.bench_empty_probes =
             std::env::var_os("SCHEDTOP_BENCH_EMPTY_PROBES").is_some_and(|v| v == "1") as u32;
         // which hierarchy's cgroup the iterator reports: the one with the

@@ -21,10 +21,12 @@ pub enum Feature {
     Tracer,
     /// time interrupts take from threads and CPUs (collect/irq_time.rs)
     IrqTime,
+    /// who woke each thread, interrupt context apart (bpf/why.bpf.h)
+    Wakers,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 7] = [
+    pub const ALL: [Feature; 8] = [
         Feature::SwitchCounts,
         Feature::Histograms,
         Feature::Migrations,
@@ -32,6 +34,7 @@ impl Feature {
         Feature::Exits,
         Feature::Tracer,
         Feature::IrqTime,
+        Feature::Wakers,
     ];
 
     pub fn name(self) -> &'static str {
@@ -43,6 +46,7 @@ impl Feature {
             Feature::Exits => "exits",
             Feature::Tracer => "tracer",
             Feature::IrqTime => "interrupt time",
+            Feature::Wakers => "wakers",
         }
     }
 }
@@ -101,13 +105,73 @@ impl Features {
 
 /// Where this CPU's preempt count lies, in bytes from this CPU's run queue
 /// (the per-CPU `runqueues`), which the probe can reach from any task; None
-/// where the kernel's BTF does not say. The count tells a wakeup from
-/// hardirq or softirq context; the probe cannot name the per-CPU variable
-/// itself, as kallsyms lists no per-CPU data without CONFIG_KALLSYMS_ALL
-/// (Debian's kernels). Both are in the BTF's `.data..percpu` section, whose
+/// where neither the BTF nor kallsyms says, with where it was found. The
+/// count tells a wakeup from hardirq or softirq context; the probe cannot
+/// name the per-CPU variable itself on every kernel (kallsyms lists no
+/// per-CPU data without CONFIG_KALLSYMS_ALL, as on this project's test
+/// hosts). Both are in the BTF's `.data..percpu` section, whose
 /// offsets are the same on every CPU: `__preempt_count` (x86 before 6.2 and
-/// from 6.15) or `pcpu_hot.preempt_count` (6.2 .. 6.14).
-pub fn preempt_count_from_rq() -> Option<i64> {
+/// from 6.15) or `pcpu_hot.preempt_count` (6.2 .. 6.14). Debian's 5.10
+/// BTF has no variables at all (no DATASEC): there `/proc/kallsyms` says,
+/// as that kernel is built with CONFIG_KALLSYMS_ALL (measured on
+/// 5.10.0-43-cloud-amd64: `__preempt_count` at 0x1fb80, `runqueues` at
+/// 0x33440, both per-CPU offsets).
+/// Looked up once (the loader and the doctor line both ask).
+pub fn preempt_count_from_rq() -> Option<(i64, &'static str)> {
+    static FOUND: std::sync::OnceLock<Option<(i64, &'static str)>> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        if let Some(d) = preempt_count_from_btf() {
+            return Some((d, "BTF"));
+        }
+        let f = std::fs::File::open("/proc/kallsyms").ok()?;
+        preempt_count_from_kallsyms(std::io::BufReader::new(f)).map(|d| (d, "kallsyms"))
+    })
+}
+
+/// The wakers' feature line: how wakeups from interrupt context are told
+/// from the thread they interrupted, or that some cannot be.
+pub fn wakers_detail(found: Option<(i64, &str)>) -> String {
+    match found {
+        Some((_, how)) => format!(
+            "per (wakee, waker) pair; interrupt context from the preempt count (found by {how})"
+        ),
+        None => "per (wakee, waker) pair; no preempt count in BTF or kallsyms: a wakeup \
+                 from a hardirq taken in user mode cannot be told apart and is charged to \
+                 the interrupted thread (hardirqs taken in kernel mode and softirqs are told)"
+            .into(),
+    }
+}
+
+/// The same distance from kallsyms lines (`ADDR TYPE NAME [module]`):
+/// `__preempt_count` − `runqueues`. Both are in the same per-CPU section,
+/// so their distance is the one on every CPU, whether kallsyms shows
+/// per-CPU offsets (x86-64 up to 6.14) or addresses. None when either is
+/// missing or hidden (kptr_restrict shows zeros).
+pub fn preempt_count_from_kallsyms(text: impl std::io::BufRead) -> Option<i64> {
+    let (mut rq, mut count) = (None, None);
+    for line in text.lines() {
+        let line = line.ok()?;
+        let mut f = line.split_ascii_whitespace();
+        let (Some(addr), Some(_), Some(name), None) = (f.next(), f.next(), f.next(), f.next())
+        else {
+            continue;
+        };
+        let slot = match name {
+            "runqueues" => &mut rq,
+            "__preempt_count" => &mut count,
+            _ => continue,
+        };
+        *slot = u64::from_str_radix(addr, 16).ok().filter(|&a| a != 0);
+        if rq.is_some() && count.is_some() {
+            break;
+        }
+    }
+    // wrapping: addresses in the top half of the space
+    let d = count?.wrapping_sub(rq?) as i64;
+    (d != 0).then_some(d)
+}
+
+fn preempt_count_from_btf() -> Option<i64> {
     use libbpf_rs::btf::types::{Composite, DataSec, MemberAttr};
     use libbpf_rs::btf::{Btf, BtfType};
     let btf = Btf::from_vmlinux().ok()?;
@@ -164,6 +228,33 @@ pub fn preempt_count_from_rq() -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn preempt_count_distance_from_kallsyms_lines() {
+        // lines as Debian's 5.10 guest lists them (per-CPU offsets, type A)
+        let text = "0000000000000000 A __per_cpu_start\n\
+                    000000000001fb80 A __preempt_count\n\
+                    0000000000033440 A runqueues\n\
+                    ffffffffc0a01000 t runqueues\t[some_module]\n";
+        assert_eq!(
+            preempt_count_from_kallsyms(text.as_bytes()),
+            Some(0x1fb80 - 0x33440)
+        );
+        // addresses in the top half, count after the run queue
+        let text = "ffffffff83033440 D runqueues\nffffffff8303f000 D __preempt_count\n";
+        assert_eq!(
+            preempt_count_from_kallsyms(text.as_bytes()),
+            Some(0x3f000 - 0x33440)
+        );
+        // hidden by kptr_restrict, or missing
+        let hidden = "0000000000000000 A __preempt_count\n0000000000000000 A runqueues\n";
+        assert_eq!(preempt_count_from_kallsyms(hidden.as_bytes()), None);
+        assert_eq!(
+            preempt_count_from_kallsyms("zz A runqueues\n".as_bytes()),
+            None
+        );
+        assert_eq!(preempt_count_from_kallsyms(&b""[..]), None);
+    }
 
     #[test]
     fn summary_names_only_what_is_off_in_a_fixed_order() {
