@@ -21,6 +21,13 @@ pub trait Sink {
     /// output (the black box beside the exporter) says so and returns Ok.
     fn take(&mut self, host: &HostInfo, iv: &Arc<Interval>) -> Result<Flow>;
 
+    /// Whether it reads the Interval's figures (rows, CPUs, findings) or
+    /// only its Sample: a fan-out of recorders alone derives nothing (a
+    /// recorder of 10,000 exits a second held their rows for no one).
+    fn reads_figures(&self) -> bool {
+        true
+    }
+
     /// Taking a Sample failed this time (the source may work next time).
     /// False (the default): the failure ends the run.
     fn missed(&mut self, _e: &anyhow::Error) -> bool {
@@ -68,7 +75,11 @@ impl Fanout {
     pub fn take(&mut self, taken: Taken) -> Result<Flow> {
         match taken {
             Taken::Sample(s) => {
-                let iv = self.deriver.next(s);
+                let iv = if self.sinks.iter().any(|k| k.reads_figures()) {
+                    self.deriver.next(s)
+                } else {
+                    self.deriver.bare(s)
+                };
                 let mut flow = Flow::Continue;
                 for sink in &mut self.sinks {
                     if let Flow::Stop(why) = sink.take(self.deriver.host(), &iv)? {
@@ -191,5 +202,59 @@ mod tests {
         assert_eq!(seen[0], seen[1]);
         assert_eq!(seen[2], seen[3]);
         assert_eq!((seen[0].0, seen[2].0), (1, 2));
+    }
+
+    /// Keeps only Samples, like the recorders.
+    struct SamplesOnly(Arc<std::sync::Mutex<Vec<(usize, Option<u64>)>>>);
+
+    impl Sink for SamplesOnly {
+        fn take(&mut self, _: &HostInfo, iv: &Arc<Interval>) -> Result<Flow> {
+            let rows = iv.threads.len();
+            let prev = iv.prev.as_ref().map(|p| p.mono_ns);
+            self.0.lock().unwrap().push((rows, prev));
+            Ok(Flow::Continue)
+        }
+        fn reads_figures(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn sinks_that_keep_only_samples_get_no_rows_until_one_reads_figures() {
+        let host = HostInfo {
+            hostname: "t".into(),
+            kernel: "t".into(),
+            topology: Default::default(),
+            source: SourceKind::Procfs,
+            degraded_reason: None,
+            sched_ext: None,
+            interval_ns: 1_000_000_000,
+        };
+        let sample = |mono_ns: u64| Sample {
+            mono_ns,
+            threads: crate::model::Threads::from(vec![crate::model::ThreadSample {
+                tid: 7,
+                pid: 7,
+                ..Default::default()
+            }]),
+            ..Default::default()
+        };
+        let got = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut alone = Fanout::new(host.clone());
+        alone.add(Box::new(SamplesOnly(got.clone())));
+        alone.take(Taken::Sample(sample(1))).unwrap();
+        alone.take(Taken::Sample(sample(2))).unwrap();
+        // no rows derived, and each Interval still knows the Sample before
+        assert_eq!(*got.lock().unwrap(), vec![(0, None), (0, Some(1))]);
+        got.lock().unwrap().clear();
+        let mut beside = Fanout::new(host);
+        beside.add(Box::new(SamplesOnly(got.clone())));
+        beside.add(Box::new(Seen(Default::default(), None)));
+        beside.take(Taken::Sample(sample(1))).unwrap();
+        assert_eq!(
+            *got.lock().unwrap(),
+            vec![(1, None)],
+            "derived for the other"
+        );
     }
 }

@@ -77,6 +77,26 @@ impl Deriver {
     }
 
     /// The Interval ending with `s` (the one derivation of it).
+    /// The Interval of `s` without its figures (empty rows, no CPUs, no
+    /// findings): for sinks that only keep the Sample. Not a derivation.
+    pub fn bare(&mut self, s: impl Into<Arc<Sample>>) -> Arc<Interval> {
+        let sample = s.into();
+        let prev = self.last.take().map(|l| l.sample.clone());
+        self.older = None;
+        let iv = Arc::new(Interval {
+            sample,
+            prev,
+            derived: Derived::default(),
+            cpus: None,
+            cpu_intervals: Vec::new(),
+            migrations: Vec::new(),
+            findings: Vec::new(),
+            pressure_pct: None,
+        });
+        self.last = Some(iv.clone());
+        iv
+    }
+
     pub fn next(&mut self, s: impl Into<Arc<Sample>>) -> Arc<Interval> {
         let s = s.into();
         let last = self.last.take();

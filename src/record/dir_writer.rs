@@ -37,6 +37,10 @@ impl BlackBoxSink {
 }
 
 impl Sink for BlackBoxSink {
+    fn reads_figures(&self) -> bool {
+        false
+    }
+
     fn take(&mut self, host: &HostInfo, iv: &Arc<Interval>) -> Result<Flow> {
         let Some(bb) = self.bb.as_mut() else {
             return Ok(Flow::Continue);

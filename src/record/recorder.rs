@@ -46,6 +46,10 @@ impl FileRecorder {
 }
 
 impl Sink for FileRecorder {
+    fn reads_figures(&self) -> bool {
+        false
+    }
+
     fn take(&mut self, _host: &HostInfo, iv: &Arc<Interval>) -> Result<Flow> {
         let Some(w) = self.w.as_mut() else {
             return Ok(Flow::Continue);
