@@ -204,8 +204,11 @@ mod tests {
         assert_eq!((seen[0].0, seen[2].0), (1, 2));
     }
 
+    /// (rows, the Sample before's time) of each Interval taken
+    type RowsSeen = Arc<std::sync::Mutex<Vec<(usize, Option<u64>)>>>;
+
     /// Keeps only Samples, like the recorders.
-    struct SamplesOnly(Arc<std::sync::Mutex<Vec<(usize, Option<u64>)>>>);
+    struct SamplesOnly(RowsSeen);
 
     impl Sink for SamplesOnly {
         fn take(&mut self, _: &HostInfo, iv: &Arc<Interval>) -> Result<Flow> {
