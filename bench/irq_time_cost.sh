@@ -72,5 +72,5 @@ printf '%-22s %14s %14s\n' "round / mode" "packets/s" "spin loops/s"
 for r in $(seq "$rounds"); do
     printf '%-22s %14s %14s\n' "$r none" $(load)
     printf '%-22s %14s %14s\n' "$r irq-time off" $(with_schedtop SCHEDTOP_IRQ_TIME=0)
-    printf '%-22s %14s %14s\n' "$r default (irq-time)" $(with_schedtop SCHEDTOP_IRQ_TIME=1)
+    printf '%-22s %14s %14s\n' "$r irq-time on" $(with_schedtop SCHEDTOP_IRQ_TIME=1)
 done

@@ -152,6 +152,8 @@ fn flood(holder: u32, cpu: usize, stop: Arc<AtomicBool>) -> std::thread::JoinHan
 fn batch(lines: u32) -> (Group, BufReader<std::process::ChildStdout>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_schedtop"))
         .args(["--batch", "-i", "1", "-n", &lines.to_string(), "-p"])
+        // the interrupt-time probes are off by default
+        .env("SCHEDTOP_IRQ_TIME", "1")
         .arg(getpid().to_string())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -8,7 +8,11 @@ const BIN: &str = env!("CARGO_BIN_EXE_schedtop");
 
 #[test]
 fn doctor_lists_each_feature_on_or_off_with_a_reason() {
-    let out = Command::new(BIN).arg("doctor").output().unwrap();
+    let out = Command::new(BIN)
+        .arg("doctor")
+        .env("SCHEDTOP_IRQ_TIME", "1")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{out:?}");
     let d = String::from_utf8_lossy(&out.stdout).into_owned();
     let status = |name: &str| -> (String, String) {

@@ -235,7 +235,8 @@ pub fn load(
     storage: Option<Storage>,
     wait_from_wakeup: bool,
 ) -> Result<Loaded> {
-    let why_not = (!super::irq_time::wanted()).then(|| "turned off (SCHEDTOP_IRQ_TIME=0)".into());
+    let why_not = (!super::irq_time::wanted())
+        .then(|| "off unless SCHEDTOP_IRQ_TIME=1 (on 6.1+ they cost lost exits)".into());
     if why_not.is_none() {
         match load_with(topology, storage, wait_from_wakeup, true) {
             Ok(l) => return Ok(l),
