@@ -17,8 +17,15 @@ use schedtop::model::interval::{derive, RowKey};
 use schedtop::model::Sample;
 use schedtop::ui::{AppState, Mode};
 
+/// Wakers are off by default (their cost): every test here turns them on
+/// before opening its source, all to the same value.
+fn wakers_on() {
+    std::env::set_var("SCHEDTOP_WAKERS", "1");
+}
+
 #[test]
 fn ping_pong_pair_wake_each_other_once_per_write() {
+    wakers_on();
     let _g = serial();
     if wakers::allowed_cpus().len() < 2 {
         skip::skip("the ping-pong check needs 2 CPUs");
@@ -35,6 +42,7 @@ fn ping_pong_pair_wake_each_other_once_per_write() {
 
 #[test]
 fn nanosleep_is_woken_by_the_timer_interrupt_not_the_spinner() {
+    wakers_on();
     let _g = serial();
     let Some(mut src) = bpf_source(vec![getpid()]) else {
         return;
@@ -47,6 +55,7 @@ fn nanosleep_is_woken_by_the_timer_interrupt_not_the_spinner() {
 
 #[test]
 fn chain_a_is_woken_by_b_and_b_by_c() {
+    wakers_on();
     let _g = serial();
     let Some(mut src) = bpf_source(vec![getpid()]) else {
         return;

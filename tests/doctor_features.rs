@@ -11,6 +11,7 @@ fn doctor_lists_each_feature_on_or_off_with_a_reason() {
     let out = Command::new(BIN)
         .arg("doctor")
         .env("SCHEDTOP_IRQ_TIME", "1")
+        .env("SCHEDTOP_WAKERS", "1")
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");

@@ -76,6 +76,9 @@ impl Report {
 }
 
 fn main() {
+    // the waker checks need the wakers, off by default (their cost); set
+    // before any thread starts
+    std::env::set_var("SCHEDTOP_WAKERS", "1");
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("workload") => workload::child_main(&args[1..]),

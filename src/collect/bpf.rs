@@ -151,7 +151,11 @@ impl BpfSource {
             let found = super::features::preempt_count_from_rq();
             features.set(Feature::Wakers, true, super::features::wakers_detail(found));
         } else {
-            features.set(Feature::Wakers, false, "SCHEDTOP_WAKERS=0");
+            features.set(
+                Feature::Wakers,
+                false,
+                "off unless SCHEDTOP_WAKERS=1 (their cost is over the probe budget)",
+            );
         }
         let iter_link = skel
             .progs

@@ -97,11 +97,13 @@ fn tid_map_entries() -> u32 {
         .clamp(4096, 65536)
 }
 
-/// Whether the probes count who woke each thread: on unless
-/// SCHEDTOP_WAKERS=0 (one more program per wakeup and a pair-map update;
-/// bench/probe_overhead.sh can measure it both ways).
+/// Whether the probes count who woke each thread: only with
+/// SCHEDTOP_WAKERS=1. One more program per wakeup and a pair-map update:
+/// bench/probe_overhead.sh measured the default at 1.206 with them against
+/// 1.165 without (1.155 before they existed), over the +0.01 a new probe
+/// may add; off until they are cheaper.
 pub(super) fn wakers_on() -> bool {
-    std::env::var_os("SCHEDTOP_WAKERS").is_none_or(|v| v != "0")
+    std::env::var_os("SCHEDTOP_WAKERS").is_some_and(|v| v == "1")
 }
 
 fn open_and_load(
