@@ -521,7 +521,11 @@ pub fn chain(src: &mut LiveSource) -> Result<(String, Run), String> {
         .is_some_and(|(t, n)| t == b && n * 10 >= wa.wakeups * 8)
         && wb
             .top()
-            .is_some_and(|(t, n)| t == c && near(n, u64::from(STEPS)));
+            // a write that lands while B still reads the one before wakes
+            // no one (a slow TCG guest saw 391 of 400): most, never more
+            .is_some_and(|(t, n)| {
+                t == c && n * 100 >= u64::from(STEPS) * 95 && n <= u64::from(STEPS) + 2
+            });
     if ok {
         Ok((line, r))
     } else {
