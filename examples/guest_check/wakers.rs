@@ -302,11 +302,6 @@ impl Run {
     }
 }
 
-/// Within 2 %.
-fn near(a: u64, b: u64) -> bool {
-    a.abs_diff(b) * 50 <= b.max(1)
-}
-
 /// A pipe ping-pong pair on two CPUs: each side's top waker is the other,
 /// with as many wakeups as the other's writes (within 3 %: a write finds
 /// the reader not asleep yet when the reader was preempted between its
