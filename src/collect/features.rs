@@ -96,10 +96,20 @@ impl Features {
         let off: Vec<String> = self
             .0
             .iter()
-            .filter(|f| !f.on)
+            .filter(|f| !f.on && !off_by_choice(f.feature))
             .map(|f| format!("{} ({})", f.feature.name(), f.detail))
             .collect();
         (!off.is_empty()).then(|| format!("off: {}", off.join("; ")))
+    }
+}
+
+/// Probes that are off unless asked for (their cost): not a degraded
+/// source when nobody asked (`schedtop doctor` still lists them off).
+fn off_by_choice(f: Feature) -> bool {
+    match f {
+        Feature::IrqTime => !super::irq_time::wanted(),
+        Feature::Wakers => !super::bpf_load::wakers_on(),
+        _ => false,
     }
 }
 
