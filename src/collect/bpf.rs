@@ -131,7 +131,7 @@ impl BpfSource {
                 Err(why) => format!("{why}; {note}"),
             },
         );
-        if super::bpf_load::wakers_on() {
+        if super::features::wakers_on() {
             // who woke whom: the waker's side of every wakeup, and the
             // softirq vector running on each CPU (why.bpf.h)
             skel.links.handle_waking =

@@ -97,15 +97,6 @@ fn tid_map_entries() -> u32 {
         .clamp(4096, 65536)
 }
 
-/// Whether the probes count who woke each thread: only with
-/// SCHEDTOP_WAKERS=1. One more program per wakeup and a pair-map update:
-/// bench/probe_overhead.sh measured the default at 1.206 with them against
-/// 1.165 without (1.155 before they existed), over the +0.01 a new probe
-/// may add; off until they are cheaper.
-pub(super) fn wakers_on() -> bool {
-    std::env::var_os("SCHEDTOP_WAKERS").is_some_and(|v| v == "1")
-}
-
 fn open_and_load(
     nr_cpus: u32,
     storage: Storage,
@@ -129,7 +120,7 @@ fn open_and_load(
         ro.dirty_sets = dirty_sets as u32;
         // bench/probe_overhead.sh only: the same programs attached with
         // empty bodies, the floor its probe cost figures sit on
-        ro.count_wakers = wakers_on() as u32;
+        ro.count_wakers = super::features::wakers_on() as u32;
         ro.preempt_count_from_rq = super::features::preempt_count_from_rq().map_or(0, |(d, _)| d);
         ro.bench_empty_probes =
             std::env::var_os("SCHEDTOP_BENCH_EMPTY_PROBES").is_some_and(|v| v == "1") as u32;

@@ -103,12 +103,21 @@ impl Features {
     }
 }
 
+/// Whether the probes count who woke each thread: only with
+/// SCHEDTOP_WAKERS=1. One more program per wakeup and a pair-map update:
+/// bench/probe_overhead.sh measured the default at 1.206 with them against
+/// 1.165 without (1.155 before they existed), over the +0.01 a new probe
+/// may add; off until they are cheaper.
+pub(super) fn wakers_on() -> bool {
+    std::env::var_os("SCHEDTOP_WAKERS").is_some_and(|v| v == "1")
+}
+
 /// Probes that are off unless asked for (their cost): not a degraded
 /// source when nobody asked (`schedtop doctor` still lists them off).
 fn off_by_choice(f: Feature) -> bool {
     match f {
         Feature::IrqTime => !super::irq_time::wanted(),
-        Feature::Wakers => !super::bpf_load::wakers_on(),
+        Feature::Wakers => !wakers_on(),
         _ => false,
     }
 }
