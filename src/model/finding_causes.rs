@@ -324,6 +324,7 @@ pub fn blocking(f: &IntervalFacts) -> Vec<Finding> {
         ev.push("threads", Value::Int(u64::from(b.threads[i])));
         ev.push("blocked_s", Value::round(b.blocked_ns[i] / 1e9, 3));
         ev.push("cpu_used", Value::round(cpus, 3));
+        let woken = super::finding_wakers::blocked_wakers(f, pid, i, &mut ev).unwrap_or_default();
         out.push(Finding {
             kind: FindingKind::Blocking,
             severity,
@@ -335,7 +336,7 @@ pub fn blocking(f: &IntervalFacts) -> Vec<Finding> {
             impact,
             evidence: ev,
             text: format!(
-                "{} threads of {name} (pid {pid}) blocked {per_s:.0} times a second, {} of their voluntary switches on {words}: about {} of their time went to it.",
+                "{} threads of {name} (pid {pid}) blocked {per_s:.0} times a second, {} of their voluntary switches on {words}{woken}: about {} of their time went to it.",
                 b.threads[i],
                 pct(share),
                 pct(impact),

@@ -21,8 +21,8 @@ pub(super) const DT: u64 = 10 * S;
 
 pub(super) struct Fx {
     topo: Topology,
-    prev: Sample,
-    cur: Sample,
+    pub(super) prev: Sample,
+    pub(super) cur: Sample,
 }
 
 pub(super) fn hist_at(ns: u64, n: u64) -> Log2Hist {
@@ -553,7 +553,8 @@ fn findings_rank_by_impact_warnings_first_and_serialise_the_contract() {
             "antagonist",
             "wakeup_placement",
             "blocking",
-            "cross_node_churn"
+            "cross_node_churn",
+            "stolen_time"
         ]
     );
 }

@@ -79,6 +79,22 @@ pub struct Thresholds {
     /// cross_node_churn: a moved thread counts as busy at this CPU %: the
     /// balancer moving busy threads away from their memory is the harm.
     pub churn_busy_pct: f64,
+    /// stolen_time: a CPU's time in hardirq, softirq and hypervisor steal
+    /// together (%). A tenth of a CPU doing interrupt work (or handed to
+    /// another guest) is capacity its threads do not get; below it the
+    /// tick-sampled /proc/stat figures are within their own noise.
+    pub stolen_min_cpu_pct: f64,
+    /// stolen_time: share of a thread's on-CPU time that interrupts ran in
+    /// (without CONFIG_IRQ_TIME_ACCOUNTING the kernel counts it as the
+    /// thread's own). A tenth: its latency and throughput visibly suffer.
+    pub stolen_min_thread_share: f64,
+    /// stolen_time: and at least this many ms per second of the interval,
+    /// so a thread that barely ran is no finding whatever its share.
+    pub stolen_min_thread_ms_per_s: f64,
+    /// blocking: share of the blocked threads' wakeups by one waker (a
+    /// process, or an interrupt kind) for the text to name it as the one
+    /// that wakes them; spread thinner it names the top one with its share.
+    pub block_waker_min_share: f64,
 }
 
 pub const THRESHOLDS: Thresholds = Thresholds {
@@ -105,4 +121,8 @@ pub const THRESHOLDS: Thresholds = Thresholds {
     churn_min_moves: 20,
     churn_min_per_s: 1.0,
     churn_busy_pct: 50.0,
+    stolen_min_cpu_pct: 10.0,
+    stolen_min_thread_share: 0.1,
+    stolen_min_thread_ms_per_s: 20.0,
+    block_waker_min_share: 0.5,
 };

@@ -21,10 +21,11 @@ pub enum FindingKind {
     WakeupPlacement,
     Blocking,
     CrossNodeChurn,
+    StolenTime,
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 8] = [
+    pub const ALL: [FindingKind; 9] = [
         FindingKind::CpuQuota,
         FindingKind::CpuSaturation,
         FindingKind::TooManyThreads,
@@ -33,6 +34,7 @@ impl FindingKind {
         FindingKind::WakeupPlacement,
         FindingKind::Blocking,
         FindingKind::CrossNodeChurn,
+        FindingKind::StolenTime,
     ];
 
     /// The name scripts match on (a contract: never renamed).
@@ -46,6 +48,7 @@ impl FindingKind {
             FindingKind::WakeupPlacement => "wakeup_placement",
             FindingKind::Blocking => "blocking",
             FindingKind::CrossNodeChurn => "cross_node_churn",
+            FindingKind::StolenTime => "stolen_time",
         }
     }
 }

@@ -7,7 +7,7 @@
 //! is derived from them): the live view, `schedtop why`, JSON, bundles and
 //! the exporter can all compute the same list from the same interval. The
 //! rules and their thresholds: finding_thresholds.rs, finding_capacity.rs,
-//! finding_causes.rs, finding_placement.rs.
+//! finding_causes.rs, finding_placement.rs, finding_stolen.rs.
 pub use super::finding_types::*;
 use super::{Sample, Topology};
 
@@ -29,6 +29,7 @@ pub fn findings(f: &IntervalFacts) -> Vec<Finding> {
     out.extend(super::finding_capacity::too_many_threads(f));
     out.extend(super::finding_causes::blocking(f));
     out.extend(super::finding_causes::cross_node_churn(f));
+    out.extend(super::finding_stolen::stolen_time(f));
     rank(&mut out);
     out
 }
@@ -71,3 +72,7 @@ mod tests;
 #[cfg(test)]
 #[path = "finding_placement_tests.rs"]
 mod placement_tests;
+
+#[cfg(test)]
+#[path = "finding_stolen_tests.rs"]
+mod stolen_tests;

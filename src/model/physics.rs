@@ -55,6 +55,16 @@ pub fn violations(prev: &Sample, cur: &Sample) -> Vec<String> {
         };
         thread_switches += iv.voluntary + iv.involuntary;
         let oncpu_us = iv.oncpu_ns / 1000;
+        // interrupts steal from a thread only while it is on a CPU
+        if let Some(irq_ns) = super::counters::STOLEN.total(&iv.counters) {
+            if irq_ns / 1000 > oncpu_us + oncpu_us / 50 + 1 {
+                v.push(format!(
+                    "thread {}: interrupts took {} us of its {oncpu_us} us on CPU",
+                    t.tid,
+                    irq_ns / 1000
+                ));
+            }
+        }
         if oncpu_us > dt_us + dt_us / 50 {
             v.push(format!(
                 "thread {}: {oncpu_us} us on CPU in a {dt_us} us interval",
@@ -144,6 +154,7 @@ pub fn violations(prev: &Sample, cur: &Sample) -> Vec<String> {
             ));
         }
     }
+    irq_violations(prev, cur, dt_us, &mut v);
     if thread_switches > ctxt + slack(ctxt) {
         v.push(format!(
             "the threads switched {thread_switches} times, the system only {ctxt}"
@@ -203,6 +214,39 @@ fn cgroup_violations(prev: &Sample, cur: &Sample) -> Vec<String> {
         }
     }
     v
+}
+
+/// A CPU spends at most the interval in interrupts and steal together,
+/// by /proc/stat's count and by the probes'.
+fn irq_violations(prev: &Sample, cur: &Sample, dt_us: u64, v: &mut Vec<String>) {
+    for c in &cur.cpus {
+        let Some(now) = c.irq.as_ref() else { continue };
+        let Some(was) = prev
+            .cpus
+            .iter()
+            .find(|p| p.cpu == c.cpu)
+            .and_then(|p| p.irq.as_ref())
+        else {
+            continue;
+        };
+        let d = |a: u64, b: u64| counter_delta(a, b) / 1000;
+        let stat = d(now.stat_irq_ns, was.stat_irq_ns)
+            + d(now.stat_softirq_ns, was.stat_softirq_ns)
+            + d(now.stat_steal_ns, was.stat_steal_ns);
+        let probes = match (now.probe_irq_ns, now.probe_softirq_ns) {
+            (Some(h), Some(s)) => {
+                d(h, was.probe_irq_ns.unwrap_or(0)) + d(s, was.probe_softirq_ns.unwrap_or(0))
+            }
+            _ => 0,
+        };
+        if stat.max(probes) > dt_us + dt_us / 50 {
+            v.push(format!(
+                "CPU {}: {} us in interrupts and steal in a {dt_us} us interval",
+                c.cpu,
+                stat.max(probes)
+            ));
+        }
+    }
 }
 
 /// `violations` over each neighbouring pair of `samples`.
