@@ -271,9 +271,7 @@ fn a_blocking_finding_names_who_wakes_the_threads_and_what_that_waker_waits_for(
     assert_eq!(num(b, "wakeups"), 80_000.0);
     assert_eq!(
         b.evidence.get("woken_by"),
-        Some(&Value::Text(
-            "writer (pid 80; thread writer, tid 80)".into()
-        ))
+        Some(&Value::Text("writer (pid 80)".into()))
     );
     // the second hop: the writer's own block reason and waker
     assert_eq!(

@@ -78,6 +78,8 @@ pub(crate) fn blocked_wakers(
             let own = wpid == pid;
             let who = if own {
                 format!("its own threads (mostly {comm}, tid {tid})")
+            } else if tid == wpid && comm == pname {
+                format!("{pname} (pid {wpid})")
             } else {
                 format!("{pname} (pid {wpid}; thread {comm}, tid {tid})")
             };
