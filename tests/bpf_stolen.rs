@@ -165,8 +165,12 @@ fn batch(lines: u32) -> (Group, BufReader<std::process::ChildStdout>) {
 }
 
 fn bpftrace() -> (Group, BufReader<std::process::ChildStdout>) {
+    bpftrace_with(ORACLE)
+}
+
+fn bpftrace_with(script: &str) -> (Group, BufReader<std::process::ChildStdout>) {
     let mut bt = Command::new("bpftrace")
-        .args(["-e", ORACLE])
+        .args(["-e", script])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -348,5 +352,216 @@ fn a_spinners_stolen_time_matches_bpftrace_under_a_softirq_flood_and_is_zero_whe
     assert!(
         stolen.abs_diff(oracle) * 10 <= oracle.max(1_000_000),
         "quiet spinner: stolen {stolen} ns, bpftrace {oracle} ns"
+    );
+}
+
+/// A thread's time on a CPU so far (the kernel's schedstat), ns.
+fn oncpu_ns(tid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{}/task/{tid}/schedstat", getpid())).unwrap();
+    s.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// CLOCK_MONOTONIC, ns: bpftrace's `nsecs` and schedtop's Samples' clock.
+fn mono_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// CLOCK_REALTIME minus CLOCK_MONOTONIC, ns (now).
+fn realtime_offset_ns() -> i128 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    let real = ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128;
+    real - mono_ns() as i128
+}
+
+/// "2026-11-25T20:18:30.792Z" (what `why --json` writes) as
+/// CLOCK_MONOTONIC ns, by the clocks' offset now.
+fn json_time_mono(s: &str, offset: i128) -> u64 {
+    let n = |a: usize, b: usize| -> i64 { s[a..b].parse().unwrap() };
+    let (y, m, d) = (n(0, 4), n(5, 7), n(8, 10));
+    // days since 1970-01-01 of a proleptic Gregorian date
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    let secs = days * 86_400 + n(11, 13) * 3600 + n(14, 16) * 60 + n(17, 19);
+    let real = secs as i128 * 1_000_000_000 + n(20, 23) as i128 * 1_000_000;
+    (real - offset) as u64
+}
+
+/// A cumulative series' value at `t`, linear between its points.
+fn at(series: &[(u64, u64)], t: u64) -> f64 {
+    let i = series.partition_point(|p| p.0 <= t);
+    assert!(
+        i > 0 && i < series.len(),
+        "{t} outside the series {:?}..{:?}",
+        series.first(),
+        series.last()
+    );
+    let ((t0, v0), (t1, v1)) = (series[i - 1], series[i]);
+    v0 as f64 + (v1 as f64 - v0 as f64) * (t - t0) as f64 / (t1 - t0).max(1) as f64
+}
+
+#[test]
+fn why_names_the_softirq_flood_on_the_spinners_cpu_as_stolen_time() {
+    let _g = serial();
+    for tool in ["bpftrace", "unshare", "ip"] {
+        if Command::new("which")
+            .arg(tool)
+            .output()
+            .map_or(true, |o| !o.status.success())
+        {
+            cannot_run(&format!("{tool} is not installed (scripts/deps.sh --test)"));
+            return;
+        }
+    }
+    if !ensure_tracefs() {
+        return;
+    }
+    let cpus = allowed_cpus();
+    if cpus.len() < 2 {
+        cannot_run("needs two CPUs: one for the spinner, one for the flood");
+        return;
+    }
+    if bpf_source(vec![getpid()]).is_none() {
+        return;
+    }
+    let (cpu, other) = (cpus[cpus.len() - 1], cpus[0]);
+    let Some(ns) = steered_netns(cpu) else {
+        return;
+    };
+    // the oracle's running totals every 50 ms, stamped with its clock: the
+    // finding's window is cut out of them
+    let ticking = format!(
+        "{ORACLE}\ninterval:ms:50 {{ print(@soft); print(@hard); print(@inner); printf(\"tick %lld\\n\", nsecs); }}"
+    );
+    let (bt, mut bt_out) = bpftrace_with(&ticking);
+    let ticks = std::thread::spawn(move || {
+        let (mut cur, mut out) = ([0u64; 3], Vec::new());
+        let mut line = String::new();
+        while bt_out.read_line(&mut line).unwrap_or(0) > 0 {
+            let l = line.trim();
+            for (i, name) in ["@soft: ", "@hard: ", "@inner: "].iter().enumerate() {
+                if let Some(n) = l.strip_prefix(name) {
+                    cur[i] = n.parse().unwrap();
+                }
+            }
+            if let Some(t) = l.strip_prefix("tick ") {
+                out.push((t.parse::<u64>().unwrap(), cur));
+            }
+            line.clear();
+        }
+        out
+    });
+    let stop = Arc::new(AtomicBool::new(false));
+    let flooding = flood(ns.0.id(), other, stop.clone());
+    let s = stop.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spinner = std::thread::spawn(move || {
+        set_name(SPINNER);
+        pin_to(cpu);
+        tx.send(gettid()).unwrap();
+        while !s.load(Ordering::Relaxed) {
+            std::hint::spin_loop();
+        }
+    });
+    let tid = rx.recv().unwrap();
+    // the spinner's CPU time every 20 ms, by the same clock
+    let s = stop.clone();
+    let sampler = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        while !s.load(Ordering::Relaxed) {
+            v.push((mono_ns(), oncpu_ns(tid)));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        v
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let out = Command::new(env!("CARGO_BIN_EXE_schedtop"))
+        .args(["why", "--require-bpf", "--json", "-d", "4s", "-p"])
+        .arg(getpid().to_string())
+        .env("SCHEDTOP_IRQ_TIME", "1")
+        .process_group(0)
+        .output()
+        .unwrap();
+    let offset = realtime_offset_ns();
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, Ordering::Relaxed);
+    spinner.join().unwrap();
+    let oncpu_series = sampler.join().unwrap();
+    let received = flooding.join().unwrap();
+    drop(bt);
+    let oracle_series = ticks.join().unwrap();
+    drop(ns);
+    let code = out.status.code().unwrap_or(-1);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "why ({code}): {e}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(code, 1, "{v:#}");
+    assert!(received > 10_000, "the flood did not flow: {received}");
+    let found = v["findings"].as_array().unwrap();
+    let f = found
+        .iter()
+        .find(|f| {
+            f["kind"] == "stolen_time"
+                && ((f["subject"]["type"] == "cpu" && f["subject"]["id"] == cpu)
+                    || (f["subject"]["type"] == "thread" && f["subject"]["id"] == tid))
+        })
+        .unwrap_or_else(|| panic!("no stolen_time finding for CPU {cpu} or tid {tid}: {v:#}"));
+    let ev = &f["evidence"];
+    assert_eq!(ev["top_kind"], "net_rx", "{ev:#}");
+    // the spinner's share of its CPU time that interrupts took
+    let shown = if f["subject"]["type"] == "cpu" {
+        assert_eq!(ev["top_thread_tid"], tid, "{ev:#}");
+        assert!(
+            f["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("NET_RX softirq took"),
+            "{}",
+            f["text"]
+        );
+        ev["top_thread_lost_share_pct"].as_f64().unwrap()
+    } else {
+        ev["stolen_share_pct"].as_f64().unwrap()
+    };
+    // the same window by bpftrace and the kernel's schedstat
+    let start = json_time_mono(v["from"].as_str().unwrap(), offset);
+    let end = json_time_mono(v["to"].as_str().unwrap(), offset);
+    let oracle_at = |t: u64| {
+        let part = |i: usize| -> Vec<(u64, u64)> {
+            oracle_series.iter().map(|(t, c)| (*t, c[i])).collect()
+        };
+        let [soft, hard, inner] = [0, 1, 2].map(|i| at(&part(i), t));
+        soft + hard - inner.min(hard)
+    };
+    let stolen = oracle_at(end) - oracle_at(start);
+    let oncpu = at(&oncpu_series, end) - at(&oncpu_series, start);
+    let truth = stolen * 100.0 / oncpu;
+    eprintln!(
+        "{}\nspinner: {shown} % of its CPU time stolen by the finding, {truth:.1} % by bpftrace \
+         and schedstat over the same window ({:.1} ms of {:.3} s); {received} packets\n{ev}",
+        f["text"],
+        stolen / 1e6,
+        oncpu / 1e9
+    );
+    // the window's edges are known to the ms
+    assert!(
+        (shown - truth).abs() <= truth * 0.15,
+        "{shown} % by the finding, {truth:.1} % by bpftrace"
     );
 }

@@ -199,6 +199,15 @@ fn cpu_finding(loss: &CpuLoss, on: &[(&Row, u64)], probes: bool, dt: f64) -> Fin
             Value::None
         },
     );
+    if let Some(&(r, n)) = losers.first() {
+        ev.push("top_thread_tid", Value::Int(u64::from(r.id)));
+        ev.push(
+            "top_thread_lost_ms_per_s",
+            Value::round(n as f64 / 1e6 / dt, 1),
+        );
+        let share = thread_loss(r).map_or(0.0, |x| x.1);
+        ev.push("top_thread_lost_share_pct", Value::round(share * 100.0, 1));
+    }
     let meaning = if loss.steal >= loss.hardirq.max(loss.softirq) {
         "the host ran something else while this CPU had work"
     } else {

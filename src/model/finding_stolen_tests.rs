@@ -84,6 +84,10 @@ fn a_softirq_flood_on_a_cpu_names_the_vector_and_the_thread_it_robbed() {
         Some(&Value::Text("probes".into()))
     );
     assert!((s.impact - 0.19).abs() < 1e-9, "{}", s.impact);
+    assert_eq!(num(s, "top_thread_tid"), 50.0);
+    assert_eq!(num(s, "top_thread_lost_ms_per_s"), 125.0);
+    // 1.25 s of its 9.9 s on CPU
+    assert_eq!(num(s, "top_thread_lost_share_pct"), 12.6);
     // the spinner lost 1.25 s in 10 s: 125 ms/s
     assert!(
         s.text.starts_with("NET_RX softirq took 18% of CPU 1")
