@@ -85,8 +85,11 @@ pub fn cgroup_v2(src: &mut LiveSource) -> Outcome {
 
     std::thread::sleep(Duration::from_millis(500));
     let s0 = src.sample().map_err(|e| format!("{e:#}"))?;
+    let k0 = read_cgroup_cpu(&layout, limited);
     std::thread::sleep(Duration::from_secs(3));
     let s1 = src.sample().map_err(|e| format!("{e:#}"))?;
+    let k1 = read_cgroup_cpu(&layout, limited);
+    let verdict = quota_finding(src, &s0, &s1, limited, &k0, &k1)?;
     // frozen, the limited group stops running and so stops being throttled
     spin_limited.freeze()?;
     std::thread::sleep(Duration::from_millis(300));
@@ -169,10 +172,60 @@ pub fn cgroup_v2(src: &mut LiveSource) -> Outcome {
     drop((spin_limited, spin_free));
     drop(groups);
     Ok(format!(
-        "nr_throttled {} = cpu.stat, throttled {:.1} ms vs {:.1} ms, quota 0.2, limited {cpu:.1} % CPU {ms:.0} throttled ms/s, free 0; psi some +{} µs",
+        "nr_throttled {} = cpu.stat, throttled {:.1} ms vs {:.1} ms, quota 0.2, limited {cpu:.1} % CPU {ms:.0} throttled ms/s, free 0; psi some +{} µs; {verdict}",
         n.unwrap_or(0),
         ns.unwrap_or(0) as f64 / 1e6,
         kernel.throttled_ns.unwrap_or(0) as f64 / 1e6,
         stalled.map_or("n/a".into(), |u| u.to_string())
+    ))
+}
+
+/// The verdict on the same interval: its top finding is the v2 quota of
+/// the limited group (the box has idle CPUs), with the quota and the
+/// throttled periods the kernel's cpu.stat counted meanwhile (its reads
+/// sit next to the Samples': one period apart at most).
+fn quota_finding(
+    src: &LiveSource,
+    s0: &Sample,
+    s1: &Sample,
+    limited: &str,
+    k0: &CgroupSample,
+    k1: &CgroupSample,
+) -> Result<String, String> {
+    use schedtop::model::findings::{of_samples, FindingKind, Scope, Severity, Value};
+    let found = of_samples(&src.host().topology, s0, s1, &Scope::default());
+    let top = found
+        .first()
+        .ok_or_else(|| "four spinners on 0.2 CPU, yet no finding".to_string())?;
+    let is_quota = top.kind == FindingKind::CpuQuota
+        && top.severity == Severity::Warning
+        && top.subject.id == Value::Text(limited.into());
+    if !is_quota {
+        return Err(format!(
+            "top finding {:?} on {}: {}",
+            top.kind, top.subject.id, top.text
+        ));
+    }
+    let num = |k: &str| match top.evidence.get(k) {
+        Some(Value::Num(x)) => Some(*x),
+        Some(Value::Int(n)) => Some(*n as f64),
+        _ => None,
+    };
+    let kernel = k1
+        .nr_throttled
+        .zip(k0.nr_throttled)
+        .map(|(b, a)| b.saturating_sub(a) as f64);
+    let ours = num("throttled_periods");
+    let agree = matches!((ours, kernel), (Some(a), Some(b)) if (a - b).abs() <= 1.0 && a > 0.0);
+    if num("quota_cpus") != Some(0.2) || !agree || num("box_idle_cpus").is_none_or(|i| i < 0.5) {
+        return Err(format!(
+            "quota finding: {:?}; cpu.stat throttled {kernel:?} periods meanwhile",
+            top.evidence
+        ));
+    }
+    Ok(format!(
+        "why: cpu_quota on {limited} first, {} throttled periods (cpu.stat {})",
+        ours.unwrap_or(0.0),
+        kernel.unwrap_or(0.0)
     ))
 }
