@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::window_clock::{at, realtime_offset_ns, sample_until, why_window};
 use common::*;
 
 const SPINNER: &str = "stolenspin";
@@ -361,58 +362,6 @@ fn oncpu_ns(tid: u32) -> u64 {
     s.split_whitespace().next().unwrap().parse().unwrap()
 }
 
-/// CLOCK_MONOTONIC, ns: bpftrace's `nsecs` and schedtop's Samples' clock.
-fn mono_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// CLOCK_REALTIME minus CLOCK_MONOTONIC, ns (now).
-fn realtime_offset_ns() -> i128 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    let real = ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128;
-    real - mono_ns() as i128
-}
-
-/// "2026-11-25T20:18:30.792Z" (what `why --json` writes) as
-/// CLOCK_MONOTONIC ns, by the clocks' offset now.
-fn json_time_mono(s: &str, offset: i128) -> u64 {
-    let n = |a: usize, b: usize| -> i64 { s[a..b].parse().unwrap() };
-    let (y, m, d) = (n(0, 4), n(5, 7), n(8, 10));
-    // days since 1970-01-01 of a proleptic Gregorian date
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
-    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
-    let secs = days * 86_400 + n(11, 13) * 3600 + n(14, 16) * 60 + n(17, 19);
-    let real = secs as i128 * 1_000_000_000 + n(20, 23) as i128 * 1_000_000;
-    (real - offset) as u64
-}
-
-/// A cumulative series' value at `t`, linear between its points.
-fn at(series: &[(u64, u64)], t: u64) -> f64 {
-    let i = series.partition_point(|p| p.0 <= t);
-    assert!(
-        i > 0 && i < series.len(),
-        "{t} outside the series {:?}..{:?}",
-        series.first(),
-        series.last()
-    );
-    let ((t0, v0), (t1, v1)) = (series[i - 1], series[i]);
-    v0 as f64 + (v1 as f64 - v0 as f64) * (t - t0) as f64 / (t1 - t0).max(1) as f64
-}
-
 #[test]
 fn why_names_the_softirq_flood_on_the_spinners_cpu_as_stolen_time() {
     let _g = serial();
@@ -441,10 +390,25 @@ fn why_names_the_softirq_flood_on_the_spinners_cpu_as_stolen_time() {
     let Some(ns) = steered_netns(cpu) else {
         return;
     };
+    let stop = Arc::new(AtomicBool::new(false));
+    let flooding = flood(ns.0.id(), other, stop.clone());
+    let s = stop.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spinner = std::thread::spawn(move || {
+        set_name(SPINNER);
+        pin_to(cpu);
+        tx.send(gettid()).unwrap();
+        while !s.load(Ordering::Relaxed) {
+            std::hint::spin_loop();
+        }
+    });
+    let tid = rx.recv().unwrap();
     // the oracle's running totals every 50 ms, stamped with its clock: the
     // finding's window is cut out of them
+    // (by tid: another checkout's test may run a spinner of the same name)
     let ticking = format!(
-        "{ORACLE}\ninterval:ms:50 {{ print(@soft); print(@hard); print(@inner); printf(\"tick %lld\\n\", nsecs); }}"
+        "{}\ninterval:ms:50 {{ print(@soft); print(@hard); print(@inner); printf(\"tick %lld\\n\", nsecs); }}",
+        ORACLE.replace("comm == \"stolenspin\"", &format!("tid == {tid}"))
     );
     let (bt, mut bt_out) = bpftrace_with(&ticking);
     let ticks = std::thread::spawn(move || {
@@ -464,29 +428,8 @@ fn why_names_the_softirq_flood_on_the_spinners_cpu_as_stolen_time() {
         }
         out
     });
-    let stop = Arc::new(AtomicBool::new(false));
-    let flooding = flood(ns.0.id(), other, stop.clone());
-    let s = stop.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let spinner = std::thread::spawn(move || {
-        set_name(SPINNER);
-        pin_to(cpu);
-        tx.send(gettid()).unwrap();
-        while !s.load(Ordering::Relaxed) {
-            std::hint::spin_loop();
-        }
-    });
-    let tid = rx.recv().unwrap();
     // the spinner's CPU time every 20 ms, by the same clock
-    let s = stop.clone();
-    let sampler = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        while !s.load(Ordering::Relaxed) {
-            v.push((mono_ns(), oncpu_ns(tid)));
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        v
-    });
+    let sampler = sample_until(stop.clone(), move || oncpu_ns(tid));
     std::thread::sleep(Duration::from_millis(500));
     let out = Command::new(env!("CARGO_BIN_EXE_schedtop"))
         .args(["why", "--require-bpf", "--json", "-d", "4s", "-p"])
@@ -540,8 +483,7 @@ fn why_names_the_softirq_flood_on_the_spinners_cpu_as_stolen_time() {
         ev["stolen_share_pct"].as_f64().unwrap()
     };
     // the same window by bpftrace and the kernel's schedstat
-    let start = json_time_mono(v["from"].as_str().unwrap(), offset);
-    let end = json_time_mono(v["to"].as_str().unwrap(), offset);
+    let (start, end) = why_window(&v, offset);
     let oracle_at = |t: u64| {
         let part = |i: usize| -> Vec<(u64, u64)> {
             oracle_series.iter().map(|(t, c)| (*t, c[i])).collect()

@@ -443,15 +443,18 @@ fn eight_threads_on_one_mutex_block_on_a_futex() {
         return;
     };
     std::thread::sleep(Duration::from_millis(300));
-    let voluntary = || -> u64 {
-        load.threads()
-            .iter()
-            .map(|t| common_switches(load.pid(), *t).0)
-            .sum()
-    };
-    let t0 = (voluntary(), std::time::Instant::now());
+    let (pid, tids) = (load.pid(), load.threads());
+    let voluntary = move || -> u64 { tids.iter().map(|t| common_switches(pid, *t).0).sum() };
+    // the kernel's count over the window the finding was made of
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let kernel = common::window_clock::sample_until(stop.clone(), voluntary);
     let (code, v) = why_json(&["-d", "5s", "-p", &load.pid().to_string()]);
-    let kernel_per_s = (voluntary() - t0.0) as f64 / t0.1.elapsed().as_secs_f64();
+    let offset = common::window_clock::realtime_offset_ns();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let kernel = kernel.join().unwrap();
+    let (start, end) = common::window_clock::why_window(&v, offset);
+    let at = |t| common::window_clock::at(&kernel, t);
+    let kernel_per_s = (at(end) - at(start)) / ((end - start) as f64 / 1e9);
     assert_eq!(code, 1, "{v:#}");
     let b = findings(&v)
         .iter()

@@ -172,11 +172,16 @@ fn cpu_finding(loss: &CpuLoss, on: &[(&Row, u64)], probes: bool, dt: f64) -> Fin
         let what = top_kind(&softirqs).map_or("Softirqs".to_string(), |(k, _)| kind_words(k));
         (what, loss.softirq)
     };
-    let losers: Vec<(&Row, u64)> = on.iter().copied().filter(|(_, n)| *n > 0).collect();
+    // a thread that lost under 1 ms/s is not worth a name
+    let losers: Vec<(&Row, u64)> = on
+        .iter()
+        .copied()
+        .filter(|(_, n)| *n as f64 / 1e6 / dt >= 1.0)
+        .collect();
     let who = if !probes {
         "the per-thread figure is off (SCHEDTOP_IRQ_TIME=1 counts it)".to_string()
     } else if losers.is_empty() {
-        "no thread in view lost time to it".to_string()
+        "no thread in view lost 1 ms/s or more to it".to_string()
     } else {
         victims_words(&losers, dt)
     };

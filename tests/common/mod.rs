@@ -8,6 +8,7 @@ pub mod skip;
 pub mod spin_sleep;
 pub mod tmux;
 pub mod ui_kit;
+pub mod window_clock;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
