@@ -11,7 +11,6 @@ use super::hist;
 use crate::model::cgroup_metrics::{by_key, columns, Cell, CgroupFigure, Column};
 use crate::model::cgroup_name::short_name;
 use crate::model::metrics::Value;
-use crate::model::rates::{counter_delta, elapsed_s};
 use crate::model::CgroupRow;
 use crate::ui::app::AppState;
 use crate::ui::format::{self, escape_name};
@@ -200,29 +199,6 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     }
 }
 
-/// Throttled ms per second over the kept history, oldest first.
-fn throttle_series(app: &AppState, path: &str) -> Vec<u64> {
-    let h = &app.history;
-    (1..h.len())
-        .map(|k| {
-            let (a, b) = (&h[k - 1], &h[k]);
-            let ns = |s: &crate::model::Sample| {
-                s.cgroups
-                    .iter()
-                    .find(|c| c.path == path)
-                    .and_then(|c| c.throttled_ns)
-            };
-            let dt = elapsed_s(a, b);
-            match (ns(a), ns(b)) {
-                (Some(x), Some(y)) if dt > 0.0 => {
-                    (counter_delta(y, x) as f64 / 1e6 / dt).round() as u64
-                }
-                _ => 0,
-            }
-        })
-        .collect()
-}
-
 fn render_detail(app: &AppState, f: &mut Frame, area: Rect, r: &CgroupRow) {
     let block = Block::default()
         .borders(Borders::TOP)
@@ -257,7 +233,10 @@ fn render_detail(app: &AppState, f: &mut Frame, area: Rect, r: &CgroupRow) {
         Constraint::Min(1),
     ])
     .areas(right);
-    let series = throttle_series(app, &r.path);
+    let series: Vec<u64> = app
+        .cgroup_throttle
+        .get(&r.path)
+        .map_or_else(Vec::new, |s| s.iter().copied().collect());
     let last = r
         .throttled_ms_per_s
         .map_or_else(dash, |v| format!("{v:.1}"));
