@@ -66,7 +66,7 @@ fn fold_sort_and_filter() {
     schedtop::ui::layout::apply(&mut app, Action::CgroupFold(false));
     assert_eq!(n(&app), 10);
     // sort by throttled ms/s: the container's branch first under the root
-    while app.cgroups.sort != schedtop::ui::cgroup_tree::CgSort::ThrottledMs {
+    while app.cgroups.sort.figure().key != "throttled_ms_per_s" {
         schedtop::ui::layout::apply(&mut app, Action::SortNext);
     }
     let rows = app.cgroups.rows(&app.derived.cgroups, &app.filter);

@@ -1,43 +1,25 @@
 //! `dump --format cgroups-csv`: one row per cgroup and interval, with the
-//! batch JSON's cgroup fields (json.rs `CgroupRecord`) in a fixed order.
+//! batch JSON's cgroup fields (the cgroup table's, json.rs `CgroupRecord`)
+//! in the table's order.
 //! Empty field: unknown (null in JSON), never 0.
 use std::io::Write;
 
 use super::csv_field::csv_field;
 use super::json::IntervalRecord;
+use crate::model::cgroup_metrics;
 
-/// The columns after time, time_ns, interval_s, host: an interface, add
-/// at the end only.
-pub const FIELDS: [&str; 24] = [
-    "path",
-    "threads",
-    "cpu_pct",
-    "cpu_quota_cpus",
-    "cpuset_cpus",
-    "nr_periods",
-    "nr_throttled",
-    "throttled_usec",
-    "throttled_per_s",
-    "throttled_ms_per_s",
-    "psi_some_pct",
-    "psi_full_pct",
-    "psi_some_avg10",
-    "psi_full_avg10",
-    "psi_some_us",
-    "voluntary_per_s",
-    "involuntary_per_s",
-    "migrations_per_s",
-    "wait_p50_us",
-    "wait_p99_us",
-    "slice_p99_us",
-    "slice_hist_us",
-    "wait_hist_us",
-    "short_name",
-];
+/// The columns after time, time_ns, interval_s, host: the cgroup table's
+/// JSON fields (model/cgroup_metrics.rs), then the short name. An
+/// interface: add at the end only.
+pub fn fields() -> impl Iterator<Item = &'static str> {
+    cgroup_metrics::fields()
+        .filter_map(|f| f.field.map(|x| x.name))
+        .chain(std::iter::once("short_name"))
+}
 
 pub fn header() -> String {
     let mut h = String::from("time,time_ns,interval_s,host");
-    for f in FIELDS {
+    for f in fields() {
         h.push(',');
         h.push_str(f);
     }
@@ -64,11 +46,11 @@ pub fn write<W: Write>(out: &mut W, rec: &IntervalRecord) -> std::io::Result<u64
     for c in &rec.cgroups {
         let mut v = serde_json::to_value(c).unwrap_or_default();
         if let Some(m) = v.as_object_mut() {
-            let short = crate::model::cgroup_name::short_name(&c.path);
+            let short = crate::model::cgroup_name::short_name(&c.0.path);
             m.insert("short_name".into(), serde_json::Value::String(short));
         }
         let mut line = format!("{},{},{},{}", rec.time, rec.time_ns, rec.interval_s, host);
-        for f in FIELDS {
+        for f in fields() {
             line.push(',');
             line.push_str(&cell(&v[f]));
         }

@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use std::sync::Arc;
 
+use crate::model::cgroup_metrics;
 use crate::model::findings::Finding;
-use crate::model::hist::HistPair;
 use crate::model::interval::Row;
 use crate::model::metrics::{self, Value};
 use crate::model::rates::{busy_pct, ThreadInterval};
@@ -33,66 +33,22 @@ pub struct IntervalRecord {
     pub findings: Vec<Finding>,
 }
 
-/// One cgroup's interval (model/cgroup.rs). Thread figures are summed
-/// over its subtree; throttling and pressure are the kernel's own, for
-/// this cgroup. null: unknown (unlimited, for the quota).
-#[derive(Serialize)]
-pub struct CgroupRecord {
-    pub path: String,
-    pub threads: u32,
-    pub cpu_pct: Option<f64>,
-    pub cpu_quota_cpus: Option<f64>,
-    pub cpuset_cpus: Option<u32>,
-    /// cumulative, as the kernel counts
-    pub nr_periods: Option<u64>,
-    pub nr_throttled: Option<u64>,
-    pub throttled_usec: Option<u64>,
-    pub throttled_per_s: Option<f64>,
-    pub throttled_ms_per_s: Option<f64>,
-    /// % of the interval some / all tasks waited for a CPU
-    pub psi_some_pct: Option<f64>,
-    pub psi_full_pct: Option<f64>,
-    pub psi_some_avg10: Option<f64>,
-    pub psi_full_avg10: Option<f64>,
-    /// cumulative µs (the kernel's `total`)
-    pub psi_some_us: Option<u64>,
-    pub voluntary_per_s: Option<f64>,
-    pub involuntary_per_s: Option<f64>,
-    pub migrations_per_s: Option<f64>,
-    pub wait_p50_us: Option<u64>,
-    pub wait_p99_us: Option<u64>,
-    pub slice_p99_us: Option<u64>,
-    pub slice_hist_us: Option<Vec<HistPair>>,
-    pub wait_hist_us: Option<Vec<HistPair>>,
-}
+/// One cgroup's interval (model/cgroup.rs): the figures of the cgroup
+/// table (model/cgroup_metrics.rs) that have a JSON name, in its order.
+/// Thread figures are summed over its subtree; throttling and pressure are
+/// the kernel's own, for this cgroup. null: unknown (unlimited, for the
+/// quota).
+pub struct CgroupRecord(pub CgroupRow);
 
-impl From<CgroupRow> for CgroupRecord {
-    fn from(r: CgroupRow) -> CgroupRecord {
-        CgroupRecord {
-            threads: r.threads,
-            cpu_pct: r.cpu_pct,
-            cpu_quota_cpus: r.quota_cpus,
-            cpuset_cpus: r.cpuset_cpus,
-            nr_periods: r.nr_periods,
-            nr_throttled: r.nr_throttled,
-            throttled_usec: r.throttled_ns.map(|ns| ns / 1000),
-            throttled_per_s: r.throttled_per_s,
-            throttled_ms_per_s: r.throttled_ms_per_s,
-            psi_some_pct: r.psi_some_pct,
-            psi_full_pct: r.psi_full_pct,
-            psi_some_avg10: r.psi_some_avg10,
-            psi_full_avg10: r.psi_full_avg10,
-            psi_some_us: r.psi_some_us,
-            voluntary_per_s: r.vcsw_s,
-            involuntary_per_s: r.nvcsw_s,
-            migrations_per_s: r.migr_s,
-            wait_p50_us: r.p50_wait_us,
-            wait_p99_us: r.p99_wait_us,
-            slice_p99_us: r.p99_slice_us,
-            slice_hist_us: r.slice_hist.as_ref().map(|h| h.nonzero_pairs()),
-            wait_hist_us: r.wait_hist.as_ref().map(|h| h.nonzero_pairs()),
-            path: r.path,
+impl Serialize for CgroupRecord {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut m = ser.serialize_map(None)?;
+        for fig in cgroup_metrics::fields() {
+            if let Some((name, v)) = fig.field_value(&self.0) {
+                m.serialize_entry(name, &JsonValue(v))?;
+            }
         }
+        m.end()
     }
 }
 
@@ -200,7 +156,7 @@ pub fn record_of(host: &HostInfo, iv: &Interval) -> IntervalRecord {
     let (cur, d) = (&*iv.sample, &iv.derived);
     let dt = d.system.interval_s;
     let threads = d.threads.iter().cloned().map(ThreadRecord).collect();
-    let cgroups = d.cgroups.iter().cloned().map(CgroupRecord::from).collect();
+    let cgroups = d.cgroups.iter().cloned().map(CgroupRecord).collect();
     let counter_anomalies = d.system.counter_anomalies;
     let topo = &host.topology;
     let cpus = iv

@@ -252,7 +252,7 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
     let mut omitted = Vec::new();
     let mut omitted_series = Vec::new();
     // cgroups take at most half of what is left; processes the rest
-    let (cgroups, left, left_series) = cgroup_families(t.latest.as_deref(), budget / 2);
+    let (cgroups, left, left_series) = cgroup_families(&t.cgroups, budget / 2);
     budget -= cgroups.iter().map(Family::series).sum::<usize>();
     out.extend(cgroups);
     omitted.push((vec![("level", "finding".to_string())], findings_left as f64));

@@ -1,111 +1,86 @@
-//! The exporter's cgroup families, from the cgroups of the newest Sample:
-//! the kernel's own cumulative counters (cpu.stat periods, throttled
-//! periods and time; cpu.pressure stall time) passed through as counters,
-//! the quota and thread count as gauges. A cgroup removed and created again
-//! under the same path restarts its counters, which Prometheus reads as a
-//! counter reset. A figure the kernel does not give (a v1 cgroup has no
-//! pressure, the root no quota, a vanished cgroup nothing) has no series.
+//! The exporter's cgroup families, from the newest Interval's cgroup rows
+//! through the cgroup table (model/cgroup_metrics.rs): every figure with
+//! an OpenMetrics family is one series per cgroup. They are the kernel's
+//! own cumulative counters (cpu.stat periods, throttled periods and time;
+//! cpu.pressure stall time) passed through as counters, the quota and
+//! thread count as gauges. A cgroup removed and created again under the
+//! same path restarts its counters, which Prometheus reads as a counter
+//! reset. A figure the kernel does not give (a v1 cgroup has no pressure,
+//! the root no quota, a vanished cgroup nothing) has no series.
 use prometheus_client::metrics::MetricType;
 
 use super::openmetrics_encode::{label_text, Family, Labels, Value};
-use crate::model::Sample;
+use crate::model::cgroup_metrics::{CgroupFigure, OmType, CGROUP_FIGURES};
+use crate::model::CgroupRow;
 
-fn family(name: &'static str, help: &'static str, kind: MetricType) -> Family {
-    Family::new(name, help, kind)
+/// The table's figures with a family, and the family each one fills.
+fn exported() -> (Vec<Family>, Vec<(&'static CgroupFigure, usize)>) {
+    let mut families: Vec<Family> = Vec::new();
+    let mut figures = Vec::new();
+    for fig in &CGROUP_FIGURES {
+        let Some(om) = &fig.om else { continue };
+        let at = match families.iter().position(|f| f.name == om.family) {
+            Some(i) => i,
+            None => {
+                let kind = match om.kind {
+                    OmType::Counter => MetricType::Counter,
+                    OmType::Gauge => MetricType::Gauge,
+                };
+                let mut f = Family::new(om.family, om.help, kind);
+                f.seconds = om.seconds;
+                families.push(f);
+                families.len() - 1
+            }
+        };
+        figures.push((fig, at));
+    }
+    (families, figures)
 }
 
 /// The cgroup families; `budget` sample lines at most (cgroups past it are
-/// left out whole, busiest thread count first). Returns the families and how
-/// many cgroups and sample lines were left out.
-pub fn cgroup_families(latest: Option<&Sample>, budget: usize) -> (Vec<Family>, usize, usize) {
-    let Some(s) = latest else {
-        return (Vec::new(), 0, 0);
-    };
-    let mut threads = vec![0u64; s.cgroups.len()];
-    for t in &s.threads {
-        if let Some(n) = t.cgroup.and_then(|c| threads.get_mut(c as usize)) {
-            *n += 1;
-        }
-    }
-    let mut order: Vec<usize> = (0..s.cgroups.len()).collect();
-    order.sort_by(|&a, &b| threads[b].cmp(&threads[a]).then(a.cmp(&b)));
-
-    let mut thr = family(
-        "schedtop_cgroup_threads",
-        "Threads in the cgroup itself (not its children) at the newest Sample.",
-        MetricType::Gauge,
-    );
-    let mut quota = family(
-        "schedtop_cgroup_cpu_quota_cpus",
-        "The cgroup's CFS quota in CPUs (cpu.max or cfs_quota_us / cfs_period_us); no series when unlimited.",
-        MetricType::Gauge,
-    );
-    let mut periods = family(
-        "schedtop_cgroup_periods",
-        "CFS bandwidth periods that elapsed with the cgroup runnable (cpu.stat nr_periods).",
-        MetricType::Counter,
-    );
-    let mut throttled = family(
-        "schedtop_cgroup_throttled_periods",
-        "Periods in which the cgroup was throttled (cpu.stat nr_throttled).",
-        MetricType::Counter,
-    );
-    let mut throttled_s = family(
-        "schedtop_cgroup_throttled",
-        "Time the cgroup's threads were throttled (cpu.stat throttled_usec, v1 throttled_time).",
-        MetricType::Counter,
-    )
-    .in_seconds();
-    let mut stalled = family(
-        "schedtop_cgroup_cpu_pressure_stalled",
-        "CPU pressure of the cgroup (cpu.pressure total): time some (or all) of its runnable tasks waited for a CPU.",
-        MetricType::Counter,
-    )
-    .in_seconds();
-
+/// left out whole, those with the most threads of their own first).
+/// Returns the families and how many cgroups and sample lines were left
+/// out.
+pub fn cgroup_families(rows: &[CgroupRow], budget: usize) -> (Vec<Family>, usize, usize) {
+    let (mut families, figures) = exported();
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&a, &b| {
+        rows[b]
+            .own_threads
+            .cmp(&rows[a].own_threads)
+            .then(a.cmp(&b))
+    });
     let mut lines = 0usize;
     let (mut left_out, mut left_lines) = (0usize, 0usize);
     for i in order {
-        let c = &s.cgroups[i];
+        let r = &rows[i];
         // directory names are chosen by whoever made them: as inert as comm
-        let name = label_text(&c.path);
-        let path = || -> Labels { vec![("cgroup", name.clone())] };
-        let kind = |k: &str| -> Labels { vec![("cgroup", name.clone()), ("kind", k.to_string())] };
-        let mut rows: Vec<(&mut Family, Labels, Value)> = Vec::new();
-        rows.push((&mut thr, path(), Value::Gauge(threads[i] as f64)));
-        if let Some(q) = c.quota_cpus {
-            rows.push((&mut quota, path(), Value::Gauge(q)));
-        }
-        if let Some(n) = c.nr_periods {
-            rows.push((&mut periods, path(), Value::Counter(n as f64)));
-        }
-        if let Some(n) = c.nr_throttled {
-            rows.push((&mut throttled, path(), Value::Counter(n as f64)));
-        }
-        if let Some(ns) = c.throttled_ns {
-            rows.push((&mut throttled_s, path(), Value::Counter(ns as f64 / 1e9)));
-        }
-        let mut psi = Vec::new();
-        if let Some(p) = c.pressure {
-            psi.push((kind("some"), Value::Counter(p.some_total_us as f64 / 1e6)));
-            if let Some(f) = p.full_total_us {
-                psi.push((kind("full"), Value::Counter(f as f64 / 1e6)));
+        let name = label_text(&r.path);
+        let mut samples: Vec<(usize, Labels, Value)> = Vec::new();
+        for (fig, at) in &figures {
+            let (Some(om), Some(v)) = (&fig.om, fig.om_value(r)) else {
+                continue;
+            };
+            let mut labels: Labels = vec![("cgroup", name.clone())];
+            if let Some((k, v)) = om.label {
+                labels.push((k, v.to_string()));
             }
+            let value = match om.kind {
+                OmType::Counter => Value::Counter(v),
+                OmType::Gauge => Value::Gauge(v),
+            };
+            samples.push((*at, labels, value));
         }
-        if lines + rows.len() + psi.len() > budget {
+        if lines + samples.len() > budget {
             left_out += 1;
-            left_lines += rows.len() + psi.len();
+            left_lines += samples.len();
             continue;
         }
-        lines += rows.len() + psi.len();
-        for (f, l, v) in rows {
-            f.rows.push((l, v));
+        lines += samples.len();
+        for (at, l, v) in samples {
+            families[at].rows.push((l, v));
         }
-        stalled.rows.extend(psi);
     }
-    let out = [thr, quota, periods, throttled, throttled_s, stalled]
-        .into_iter()
-        .filter(|f| !f.rows.is_empty())
-        .collect();
-    (out, left_out, left_lines)
+    families.retain(|f| !f.rows.is_empty());
+    (families, left_out, left_lines)
 }

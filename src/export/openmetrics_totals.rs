@@ -16,7 +16,7 @@ use crate::model::pressure::CpuPressure;
 use crate::model::rates::counter_delta;
 use crate::model::shared_interval::{self, Deriver, Interval};
 use crate::model::tally::Tally;
-use crate::model::{HostInfo, Sample};
+use crate::model::{CgroupRow, HostInfo, Sample};
 
 /// How long a process's switch rate is averaged over when ranking
 /// processes for `--top` (an exponential moving average): long enough that
@@ -74,10 +74,12 @@ pub struct Totals {
     /// the last interval's findings, ranked: the exporter's one derivation
     /// of the interval (the rest of its figures are cumulative)
     pub findings: Vec<Finding>,
+    /// the newest Interval's cgroup rows, without their histograms: the
+    /// kernel's own cumulative counters and the quota, read at scrape
+    /// time through the cgroup table (openmetrics_cgroups.rs)
+    pub cgroups: Vec<CgroupRow>,
     /// `update`'s own deriver (None where the sampler shares Intervals)
     deriver: Option<Deriver>,
-    // cgroups: their counters are the kernel's own cumulative ones, read
-    // from `latest` at scrape time (openmetrics_cgroups.rs)
 }
 
 impl Totals {
@@ -95,6 +97,7 @@ impl Totals {
             generation: 0,
             pressure: None,
             findings: Vec::new(),
+            cgroups: Vec::new(),
             deriver: None,
         }
     }
@@ -182,6 +185,13 @@ impl Totals {
             })
             .collect();
         self.findings = iv.findings.clone();
+        self.cgroups.clear();
+        self.cgroups.extend(d.cgroups.iter().map(|c| CgroupRow {
+            path: c.path.clone(),
+            slice_hist: None,
+            wait_hist: None,
+            ..*c
+        }));
         self.latest = Some(cur.clone());
         self.samples += 1;
         self.derivations = shared_interval::derivations();

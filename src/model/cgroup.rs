@@ -36,6 +36,8 @@ pub struct CgroupRow {
     pub depth: u32,
     /// threads in the subtree
     pub threads: u32,
+    /// threads in the cgroup itself (not its children)
+    pub own_threads: u32,
     pub cpu_pct: Option<f64>,
     pub quota_cpus: Option<f64>,
     pub cpuset_cpus: Option<u32>,
@@ -51,8 +53,9 @@ pub struct CgroupRow {
     pub psi_full_pct: Option<f64>,
     pub psi_some_avg10: Option<f64>,
     pub psi_full_avg10: Option<f64>,
-    /// cumulative µs some tasks waited (the kernel's `total`)
+    /// cumulative µs some / all tasks waited (the kernel's `total`)
     pub psi_some_us: Option<u64>,
+    pub psi_full_us: Option<u64>,
     pub vcsw_s: Option<f64>,
     pub nvcsw_s: Option<f64>,
     pub p50_wait_us: Option<u64>,
@@ -68,6 +71,7 @@ pub struct CgroupRow {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CgroupSums {
     threads: u32,
+    own_threads: u32,
     measured: bool,
     voluntary: u64,
     involuntary: u64,
@@ -108,6 +112,10 @@ impl CgroupAcc {
     /// Add one thread in cgroup `idx` with its interval (None: unknown).
     pub(crate) fn add(&mut self, idx: Option<u32>, iv: Option<&ThreadInterval>) {
         let mut at = idx.map(|i| i as usize).filter(|&i| i < self.sums.len());
+        if let Some(i) = at {
+            let own = &mut self.sums[i].own_threads;
+            *own = own.saturating_add(1);
+        }
         // a parent chain is at most MAX_CGROUPS long: no cycle can loop
         let mut hops = 0;
         while let Some(i) = at {
@@ -180,6 +188,7 @@ impl CgroupAcc {
                     parent: self.parents[i],
                     depth: depth[i],
                     threads: s.threads,
+                    own_threads: s.own_threads,
                     cpu_pct: (measured && dt > 0.0).then(|| s.oncpu_ns as f64 / 1e9 / dt * 100.0),
                     quota_cpus: c.quota_cpus,
                     cpuset_cpus: c.cpuset_cpus,
@@ -203,6 +212,7 @@ impl CgroupAcc {
                     psi_some_avg10: psi.map(|p| p.some_avg10),
                     psi_full_avg10: psi.and_then(|p| p.full_avg10),
                     psi_some_us: psi.map(|p| p.some_total_us),
+                    psi_full_us: psi.and_then(|p| p.full_total_us),
                     vcsw_s: measured.then(|| ThreadInterval::per_s(s.voluntary, dt)),
                     nvcsw_s: measured.then(|| ThreadInterval::per_s(s.involuntary, dt)),
                     p50_wait_us: s.wait_hist.as_ref().and_then(|h| h.quantile_us(0.5)),
@@ -290,6 +300,14 @@ mod tests {
         assert_eq!(
             (rows[0].threads, rows[1].threads, rows[2].threads),
             (2, 2, 1)
+        );
+        assert_eq!(
+            (
+                rows[0].own_threads,
+                rows[1].own_threads,
+                rows[2].own_threads
+            ),
+            (0, 1, 1)
         );
         assert_eq!((rows[0].depth, rows[1].depth, rows[2].depth), (0, 1, 2));
         assert_eq!(rows[2].parent, Some(1));

@@ -1,5 +1,6 @@
 //! The data contract: one `Sample` per interval, whatever the source.
 pub mod cgroup;
+pub mod cgroup_metrics;
 pub mod cgroup_name;
 pub mod cgroup_sample;
 pub mod compare;

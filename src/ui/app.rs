@@ -41,6 +41,8 @@ pub struct AppState {
     pub cpu_scroll: usize,
     /// the cgroups view (cgroup_tree.rs)
     pub cgroups: super::cgroup_tree::CgroupsUi,
+    /// each cgroup's throttled ms/s over recent intervals (sparkline)
+    pub cgroup_throttle: super::cgroup_series::ThrottleSeries,
     /// help overlay: first line shown
     pub help_scroll: u16,
     pub interval_ns: u64,
@@ -122,6 +124,7 @@ impl AppState {
             numa_matrix: false,
             cpu_scroll: 0,
             cgroups: Default::default(),
+            cgroup_throttle: Default::default(),
             help_scroll: 0,
             history: VecDeque::new(),
             prev_places: Default::default(),

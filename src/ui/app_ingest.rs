@@ -51,6 +51,11 @@ impl AppState {
         self.derived = iv;
         self.listing.rebuild(&self.derived);
         self.cgroups.refresh(&self.derived.cgroups, &self.filter);
+        super::cgroup_series::record(
+            &mut self.cgroup_throttle,
+            &self.derived.cgroups,
+            self.derived.prev.is_some(),
+        );
         let d = &self.derived;
         let row = |r: &crate::model::interval::Row| (r.key, r.id, r.switches_s());
         super::switch_series::record(

@@ -5,53 +5,45 @@
 use std::collections::BTreeSet;
 
 use super::action::Action;
+use crate::model::cgroup_metrics::{self, CgroupFigure};
 use crate::model::cgroup_name::short_name;
+use crate::model::metrics::Unit;
 use crate::model::CgroupRow;
 
-/// What the cgroups table can be sorted by (the tree keeps its shape:
-/// siblings are ordered by it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CgSort {
-    Name,
-    Threads,
-    Cpu,
-    ThrottledMs,
-    Psi,
-    WaitP99,
-}
+/// What the cgroups table is sorted by: a figure of the cgroup table
+/// with a sort title (model/cgroup_metrics.rs). The tree keeps its shape:
+/// siblings are ordered by it.
+#[derive(Clone, Copy, Debug)]
+pub struct CgSort(&'static CgroupFigure);
 
-pub const SORTS: [CgSort; 6] = [
-    CgSort::Name,
-    CgSort::Threads,
-    CgSort::Cpu,
-    CgSort::ThrottledMs,
-    CgSort::Psi,
-    CgSort::WaitP99,
-];
+impl PartialEq for CgSort {
+    fn eq(&self, o: &CgSort) -> bool {
+        self.0.key == o.0.key
+    }
+}
+impl Eq for CgSort {}
 
 impl CgSort {
+    /// The sort by the figure with this key, if the view sorts by it.
+    pub fn by_key(key: &str) -> Option<CgSort> {
+        cgroup_metrics::sorts().find(|f| f.key == key).map(CgSort)
+    }
+
+    pub fn figure(self) -> &'static CgroupFigure {
+        self.0
+    }
+
     pub fn title(self) -> &'static str {
-        match self {
-            CgSort::Name => "CGROUP",
-            CgSort::Threads => "THR",
-            CgSort::Cpu => "CPU%",
-            CgSort::ThrottledMs => "THRTms/s",
-            CgSort::Psi => "PSI some%",
-            CgSort::WaitP99 => "P99WAIT",
-        }
+        self.0.sort.unwrap_or(self.0.key)
+    }
+
+    fn by_name(self) -> bool {
+        self.0.unit == Unit::Name
     }
 
     fn key(self, r: &CgroupRow) -> f64 {
-        let v = match self {
-            CgSort::Name => None,
-            CgSort::Threads => Some(f64::from(r.threads)),
-            CgSort::Cpu => r.cpu_pct,
-            CgSort::ThrottledMs => r.throttled_ms_per_s,
-            CgSort::Psi => r.psi_some_pct,
-            CgSort::WaitP99 => r.p99_wait_us.map(|v| v as f64),
-        };
         // unknown sorts below every known value
-        v.unwrap_or(-1.0)
+        self.0.value(r).number().unwrap_or(-1.0)
     }
 }
 
@@ -74,7 +66,7 @@ impl Default for CgroupsUi {
             selected: 0,
             selected_path: None,
             collapsed: BTreeSet::new(),
-            sort: CgSort::Cpu,
+            sort: CgSort::by_key("cpu_pct").expect("the cgroup table sorts by CPU%"),
             inverted: false,
             detail: false,
         }
@@ -139,9 +131,11 @@ impl CgroupsUi {
         let order = |v: &mut Vec<usize>| {
             v.sort_by(|&a, &b| {
                 let (ra, rb) = (&all[a], &all[b]);
-                let o = match self.sort {
-                    CgSort::Name => short_name(&ra.path).cmp(&short_name(&rb.path)),
-                    s => s.key(rb).total_cmp(&s.key(ra)),
+                let s = self.sort;
+                let o = if s.by_name() {
+                    short_name(&ra.path).cmp(&short_name(&rb.path))
+                } else {
+                    s.key(rb).total_cmp(&s.key(ra))
                 };
                 let o = if self.inverted { o.reverse() } else { o };
                 o.then_with(|| ra.path.cmp(&rb.path))
@@ -195,14 +189,15 @@ impl CgroupsUi {
             Action::End => self.selected = last,
             Action::ToggleDetail => self.detail = !self.detail,
             Action::SortNext | Action::SortPrev => {
-                let i = SORTS.iter().position(|&s| s == self.sort).unwrap_or(0);
-                let k = SORTS.len();
+                let sorts: Vec<CgSort> = cgroup_metrics::sorts().map(CgSort).collect();
+                let i = sorts.iter().position(|&s| s == self.sort).unwrap_or(0);
+                let k = sorts.len();
                 let j = if matches!(a, Action::SortNext) {
                     (i + 1) % k
                 } else {
                     (i + k - 1) % k
                 };
-                self.sort = SORTS[j];
+                self.sort = sorts[j];
                 self.inverted = false;
             }
             Action::SortInvert => self.inverted = !self.inverted,
@@ -267,9 +262,9 @@ mod tests {
         ui.inverted = true;
         assert_eq!(ui.rows(&all, ""), [0, 1, 4, 2, 3]);
         ui.inverted = false;
-        ui.sort = CgSort::Name;
+        ui.sort = CgSort::by_key("path").unwrap();
         assert_eq!(ui.rows(&all, ""), [0, 1, 4, 2, 3]);
-        ui.sort = CgSort::Cpu;
+        ui.sort = CgSort::by_key("cpu_pct").unwrap();
         // fold /b: its child is hidden, and the selection stays on /b
         ui.refresh(&all, "");
         ui.apply(&Action::Down, &all, "", 10);

@@ -4,6 +4,7 @@
 pub mod action;
 pub mod app;
 mod app_ingest;
+pub mod cgroup_series;
 pub mod cgroup_tree;
 pub mod columns;
 pub mod compare_columns;

@@ -498,6 +498,7 @@ fn reset(app: &mut AppState, host: HostInfo) {
     app.paused = false;
     app.first = None;
     app.series.clear();
+    app.cgroup_throttle.clear();
     app.derived = Default::default();
     app.cpu = None;
     app.cpu_history = CpuHistory::default();

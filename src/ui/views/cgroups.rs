@@ -8,31 +8,14 @@ use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
 use ratatui::Frame;
 
 use super::hist;
+use crate::model::cgroup_metrics::{by_key, columns, Cell, CgroupFigure, Column};
 use crate::model::cgroup_name::short_name;
-use crate::model::rates::{counter_delta, elapsed_s};
+use crate::model::metrics::Value;
 use crate::model::CgroupRow;
 use crate::ui::app::AppState;
 use crate::ui::format::{self, escape_name};
 use crate::ui::theme;
 
-/// (title, width) after the name column, most important first: columns
-/// are dropped from the right when the screen is narrow.
-const COLS: [(&str, usize); 14] = [
-    ("THR", 5),
-    ("CPU%", 6),
-    ("LIMIT", 9),
-    ("THRT/s", 6),
-    ("THRTms/s", 8),
-    ("PSI s/f%", 11),
-    ("AVG10", 6),
-    ("P99WAIT", 7),
-    ("P50WAIT", 7),
-    ("VCSW/s", 6),
-    ("NVCSW/s", 7),
-    ("P99SLICE", 8),
-    ("MIGR/s", 6),
-    ("", 0),
-];
 const NAME_MIN: usize = 24;
 const NAME_MAX: usize = 44;
 
@@ -48,48 +31,47 @@ fn opt_us(v: Option<u64>) -> String {
     v.map_or_else(dash, format::duration_us)
 }
 
-fn cells(r: &CgroupRow) -> Vec<String> {
-    let limit = match (r.quota_cpus, r.cpuset_cpus) {
-        (Some(q), Some(c)) => format!("{q:.1}/{c}"),
-        (Some(q), None) => format!("{q:.1}"),
-        (None, Some(c)) => format!("-/{c}"),
-        (None, None) => dash(),
-    };
-    let psi = match (r.psi_some_pct, r.psi_full_pct) {
-        (None, None) => dash(),
-        (s, f) => format!(
-            "{}/{}",
-            s.map_or_else(dash, |v| format!("{v:.1}")),
-            f.map_or_else(dash, |v| format!("{v:.1}"))
-        ),
-    };
-    vec![
-        r.threads.to_string(),
-        r.cpu_pct.map_or_else(dash, format::percent),
-        limit,
-        opt_rate(r.throttled_per_s),
-        r.throttled_ms_per_s
-            .map_or_else(dash, |v| format!("{v:.1}")),
-        psi,
-        r.psi_some_avg10.map_or_else(dash, |v| format!("{v:.1}")),
-        opt_us(r.p99_wait_us),
-        opt_us(r.p50_wait_us),
-        opt_rate(r.vcsw_s),
-        opt_rate(r.nvcsw_s),
-        opt_us(r.p99_slice_us),
-        opt_rate(r.migr_s),
-    ]
+fn one_decimal(v: Option<f64>) -> String {
+    v.map_or_else(dash, |v| format!("{v:.1}"))
 }
 
-/// How many of COLS fit next to the name column in `width`.
+/// The text of a column's cell for `fig` in `r`.
+pub fn cell(fig: &CgroupFigure, c: &Column, r: &CgroupRow) -> String {
+    let v = fig.value(r);
+    let other = |key: &str| by_key(key).map_or(Value::None, |o| o.value(r));
+    match c.cell {
+        Cell::Count => v.number().map_or_else(dash, |n| format!("{n}")),
+        Cell::Percent => v.number().map_or_else(dash, format::percent),
+        Cell::Rate => opt_rate(v.number()),
+        Cell::OneDecimal => one_decimal(v.number()),
+        Cell::Duration => opt_us(v.number().map(|n| n as u64)),
+        Cell::Limit { cpuset } => match (v.number(), other(cpuset).number()) {
+            (Some(q), Some(c)) => format!("{q:.1}/{c}"),
+            (Some(q), None) => format!("{q:.1}"),
+            (None, Some(c)) => format!("-/{c}"),
+            (None, None) => dash(),
+        },
+        Cell::SlashPair { other: o } => match (v.number(), other(o).number()) {
+            (None, None) => dash(),
+            (s, f) => format!("{}/{}", one_decimal(s), one_decimal(f)),
+        },
+    }
+}
+
+/// Every column's cell for `r`, left to right.
+pub fn cells(r: &CgroupRow) -> Vec<String> {
+    columns().iter().map(|(f, c)| cell(f, c, r)).collect()
+}
+
+/// How many columns fit next to the name column in `width`.
 fn fitting(width: usize) -> usize {
     let mut used = NAME_MIN;
     let mut n = 0;
-    for (_, w) in COLS.iter().take(COLS.len() - 1) {
-        if used + 1 + w > width {
+    for (_, c) in columns() {
+        if used + 1 + c.width > width {
             break;
         }
-        used += 1 + w;
+        used += 1 + c.width;
         n += 1;
     }
     n
@@ -99,9 +81,9 @@ fn line(name: String, values: &[String], ncols: usize, name_w: usize) -> String 
     let mut s = format::truncate(&name, name_w);
     let pad = name_w.saturating_sub(unicode_width(&s));
     s.push_str(&" ".repeat(pad));
-    for (i, v) in values.iter().take(ncols).enumerate() {
+    for (v, (_, c)) in values.iter().zip(columns()).take(ncols) {
         s.push(' ');
-        s.push_str(&format!("{v:>w$}", w = COLS[i].1));
+        s.push_str(&format!("{v:>w$}", w = c.width));
     }
     s
 }
@@ -180,10 +162,10 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     let (table, detail) = tree_area(app, area);
     let w = usize::from(table.width);
     let ncols = fitting(w);
-    let fixed: usize = COLS.iter().take(ncols).map(|(_, cw)| cw + 1).sum();
+    let fixed: usize = columns().iter().take(ncols).map(|(_, c)| c.width + 1).sum();
     // the figures sit next to the names, not across a wide screen
     let name_w = w.saturating_sub(fixed).clamp(NAME_MIN.min(w), NAME_MAX);
-    let titles: Vec<String> = COLS.iter().map(|(t, _)| t.to_string()).collect();
+    let titles: Vec<String> = columns().iter().map(|(_, c)| c.title.to_string()).collect();
     let mut lines = vec![Line::styled(
         line("CGROUP".into(), &titles, ncols, name_w),
         theme::table_header(),
@@ -215,29 +197,6 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     if let (Some(d), Some(&i)) = (detail, rows.get(ui.selected)) {
         render_detail(app, f, d, &all[i]);
     }
-}
-
-/// Throttled ms per second over the kept history, oldest first.
-fn throttle_series(app: &AppState, path: &str) -> Vec<u64> {
-    let h = &app.history;
-    (1..h.len())
-        .map(|k| {
-            let (a, b) = (&h[k - 1], &h[k]);
-            let ns = |s: &crate::model::Sample| {
-                s.cgroups
-                    .iter()
-                    .find(|c| c.path == path)
-                    .and_then(|c| c.throttled_ns)
-            };
-            let dt = elapsed_s(a, b);
-            match (ns(a), ns(b)) {
-                (Some(x), Some(y)) if dt > 0.0 => {
-                    (counter_delta(y, x) as f64 / 1e6 / dt).round() as u64
-                }
-                _ => 0,
-            }
-        })
-        .collect()
 }
 
 fn render_detail(app: &AppState, f: &mut Frame, area: Rect, r: &CgroupRow) {
@@ -274,7 +233,10 @@ fn render_detail(app: &AppState, f: &mut Frame, area: Rect, r: &CgroupRow) {
         Constraint::Min(1),
     ])
     .areas(right);
-    let series = throttle_series(app, &r.path);
+    let series: Vec<u64> = app
+        .cgroup_throttle
+        .get(&r.path)
+        .map_or_else(Vec::new, |s| s.iter().copied().collect());
     let last = r
         .throttled_ms_per_s
         .map_or_else(dash, |v| format!("{v:.1}"));
