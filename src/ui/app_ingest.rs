@@ -23,7 +23,7 @@ impl AppState {
             Default::default()
         } else {
             Arc::try_unwrap(std::mem::take(&mut self.derived))
-                .map(|iv| iv.derived)
+                .map(|mut iv| std::mem::take(&mut iv.derived))
                 .unwrap_or_default()
         };
         let iv = shared_interval::of(&self.host, prev, s.into(), spare);
