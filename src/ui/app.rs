@@ -188,7 +188,7 @@ impl AppState {
         base_of(&self.derived, &self.listing, self.table_view)
     }
 
-    fn descending(&self) -> bool {
+    pub(super) fn descending(&self) -> bool {
         self.sort.descending_by_default() != self.sort_inverted
     }
 
@@ -218,9 +218,14 @@ impl AppState {
             self.sort = columns::default_sort(self.table_view);
             self.sort_inverted = false;
         }
-        self.order = RowOrder::filtered(self.base_rows(), &self.filter);
-        if self.order.len() <= FULL_SORT_MAX {
-            self.sort_upto(usize::MAX);
+        if self.tree_shown() {
+            self.layout_tree();
+        } else {
+            self.listing.tree.lines.clear();
+            self.order = RowOrder::filtered(self.base_rows(), &self.filter);
+            if self.order.len() <= FULL_SORT_MAX {
+                self.sort_upto(usize::MAX);
+            }
         }
         if keep_key {
             if let Some(rank) = self.selected_key.and_then(|k| self.rank_of(k)) {
@@ -392,7 +397,7 @@ impl AppState {
         if let Some(e) = self.prefs_apply(a) {
             return e;
         }
-        if self.findings_apply(a) || self.grouping_apply(&a) {
+        if self.findings_apply(a) || self.tree_apply(&a) || self.grouping_apply(&a) {
             return Effect::None;
         }
         if self.view == View::Cgroups && super::cgroup_tree::handles(&a) {
@@ -423,7 +428,7 @@ impl AppState {
                 self.cgroups.refresh(&self.derived.cgroups, &self.filter);
             }
             Action::ShowFindings => self.show(View::Findings),
-            Action::CgroupFold(_) | Action::Prefs(_) | Action::CycleGrouping => {}
+            Action::CgroupFold(_) | Action::Prefs(_) | Action::CycleGrouping | Action::Tree(_) => {}
             Action::ToggleMatrix => {
                 // opens the NUMA view on the matrix, or flips it there
                 self.numa_matrix = self.view != View::Numa || !self.numa_matrix;
@@ -549,4 +554,6 @@ pub mod findings;
 pub mod grouping;
 #[path = "app_prefs.rs"]
 pub mod prefs;
+#[path = "app_tree.rs"]
+pub mod tree;
 use grouping::base_of;

@@ -26,6 +26,7 @@ pub mod lean_backend;
 pub mod mig_cause;
 pub mod mouse;
 pub mod palette;
+pub mod process_tree;
 pub mod recent;
 pub mod recording;
 pub mod render;
