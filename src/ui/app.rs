@@ -109,6 +109,8 @@ pub struct AppState {
     pub view_model: super::view_model::ViewModel,
     /// `G`'s grouping, its rows, and the source's filters (app_grouping.rs)
     pub listing: grouping::Listing,
+    /// live: figures drawn as they were while they move little (steady.rs)
+    pub steady: super::steady::Steady,
 }
 
 impl AppState {
@@ -159,6 +161,7 @@ impl AppState {
             findings: Default::default(),
             view_model: Default::default(),
             listing: Default::default(),
+            steady: Default::default(),
         }
     }
 

@@ -42,6 +42,7 @@ pub mod setup;
 pub mod setup_keys;
 pub mod state_types;
 pub mod status;
+pub mod steady;
 pub mod suspend;
 pub mod switch_series;
 pub mod terminal;

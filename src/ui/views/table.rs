@@ -10,6 +10,7 @@ use crate::ui::app::AppState;
 use crate::ui::columns::{self, Column};
 use crate::ui::format;
 use crate::ui::process_tree::{shown_prefix, TreeLine};
+use crate::ui::steady::Steady;
 use crate::ui::theme;
 
 fn cell(col: Column, width: u16, text: String) -> Cell<'static> {
@@ -24,7 +25,12 @@ fn cell(col: Column, width: u16, text: String) -> Cell<'static> {
 
 /// One row; on the process tree, the name after the tree's lines and an
 /// ancestor kept only for a filter dimmed.
-fn line(cols: &[(Column, u16)], r: &Row, tree: Option<&TreeLine>) -> TableRow<'static> {
+fn line(
+    cols: &[(Column, u16)],
+    r: &Row,
+    tree: Option<&TreeLine>,
+    steady: &Steady,
+) -> TableRow<'static> {
     let thread = matches!(r.key, RowKey::Thread { .. });
     let text = |c: Column, w: u16| match tree {
         Some(t) if c == Column::COMM => {
@@ -34,7 +40,7 @@ fn line(cols: &[(Column, u16)], r: &Row, tree: Option<&TreeLine>) -> TableRow<'s
         }
         // as htop's tree: a thread's line shows its own id
         Some(_) if c == Column::PID && thread => r.id.to_string(),
-        _ => c.cell(r),
+        _ => steady.cell(c, r),
     };
     let row = TableRow::new(cols.iter().map(|&(c, w)| cell(c, w, text(c, w))));
     if r.exited || tree.is_some_and(|t| t.dim) {
@@ -80,7 +86,7 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     let body: Vec<TableRow> = rows
         .range(off, end)
         .enumerate()
-        .map(|(k, r)| line(&cols, r, tree.get(off + k)))
+        .map(|(k, r)| line(&cols, r, tree.get(off + k), &app.steady))
         .collect();
     let widths: Vec<Constraint> = cols.iter().map(|&(_, w)| Constraint::Length(w)).collect();
     let table = Table::new(body, widths)
