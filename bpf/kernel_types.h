@@ -164,6 +164,7 @@ struct task_struct {
 	u64 start_time;
 	char comm[16];
 	struct task_struct *group_leader;
+	struct task_struct *real_parent;
 	struct css_set *cgroups;
 } __attribute__((preserve_access_index));
 

@@ -98,6 +98,7 @@ static __always_inline void fill_live(struct thread_stats *s, struct task_struct
 	s->nr_cpus_allowed = t->nr_cpus_allowed > 65535 ? 65535 : t->nr_cpus_allowed;
 	s->cgroup_id = task_cgroup_id(t);
 	s->on_cpu = t->on_cpu;
+	s->ppid = BPF_CORE_READ(t, real_parent, tgid);
 }
 
 /* One record per thread for user space. Threads the probes never saw

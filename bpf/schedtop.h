@@ -188,6 +188,9 @@ struct thread_stats {
 	/* why.bpf.h: wakeups counted in the PAIR_WAKE list (cumulative), so
 	 * user space can check that the list accounts for every one */
 	u64 wakeups;
+	/* the iterator's: task->real_parent->tgid, the parent process (a
+	 * thread's is its process's: CLONE_THREAD copies real_parent) */
+	u32 ppid;
 };
 
 /* What the running kernel offers, as the program's own CO-RE relocations see

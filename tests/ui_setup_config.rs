@@ -40,6 +40,7 @@ fn k(c: KeyCode) -> Step {
 fn unusual() -> Settings {
     Settings {
         view: "processes".into(),
+        tree: true,
         sort: "cpu_pct".into(),
         sort_inverted: true,
         interval_ms: 5000,

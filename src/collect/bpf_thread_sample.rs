@@ -82,6 +82,7 @@ impl<'a> ThreadsOut<'a> {
                     policy: Some(s.policy),
                     rt_priority: Some(s.rt_priority),
                     cpus_allowed: Some(u32::from(s.nr_cpus_allowed)),
+                    ppid: Some(s.ppid),
                 }
             },
             cgroup: cgroups.intern_id(&mut self.cgroups, s.cgroup_id),

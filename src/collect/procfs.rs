@@ -112,6 +112,9 @@ impl ProcfsReader {
                             a.saturating_add(hi.saturating_sub(lo) + 1)
                         })
                     }),
+                    // a thread's is its process's parent (CLONE_THREAD
+                    // shares real_parent)
+                    ppid: u32::try_from(stat.ppid).ok(),
                 },
                 why: None,
                 cgroup: self.cgroups.intern_proc(cgroups, task.pid as u32, tid),

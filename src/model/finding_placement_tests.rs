@@ -17,6 +17,7 @@ fn attrs(policy: u8, rt_priority: u8, cpus_allowed: u32) -> ThreadAttrs {
         policy: Some(policy),
         rt_priority: Some(rt_priority),
         cpus_allowed: Some(cpus_allowed),
+        ppid: None,
     }
 }
 

@@ -161,6 +161,11 @@ pub struct ThreadAttrs {
     /// cpuset); None where unknown
     #[serde(default)]
     pub cpus_allowed: Option<u32>,
+    /// the parent's pid (the process's parent for every thread of it, as
+    /// /proc/<pid>/stat's field 4); None where unknown (recordings made
+    /// before it was kept, a thread's exit record)
+    #[serde(default)]
+    pub ppid: Option<u32>,
 }
 
 impl ThreadAttrs {
@@ -171,6 +176,7 @@ impl ThreadAttrs {
             self.policy.map(i64::from),
             self.rt_priority.map(i64::from),
             self.cpus_allowed.map(i64::from),
+            self.ppid.map(i64::from),
         ]
     }
 
@@ -182,6 +188,7 @@ impl ThreadAttrs {
             1 => self.policy = v.and_then(|v| u8::try_from(v).ok()),
             2 => self.rt_priority = v.and_then(|v| u8::try_from(v).ok()),
             3 => self.cpus_allowed = v.and_then(|v| u32::try_from(v).ok()),
+            4 => self.ppid = v.and_then(|v| u32::try_from(v).ok()),
             _ => {}
         }
     }

@@ -55,6 +55,7 @@ mod tests {
             policy: Some(1),
             rt_priority: Some(99),
             cpus_allowed: None,
+            ppid: Some(1),
         };
         let mut out = Vec::new();
         put_attrs(&mut out, &a);
@@ -65,14 +66,14 @@ mod tests {
         put_u64(&mut out, 2 * 5 + 1); // nice 5
         let old = get_attrs(&mut Cursor::new(&out)).unwrap();
         assert_eq!(
-            (old.nice, old.policy, old.cpus_allowed),
-            (Some(5), None, None)
+            (old.nice, old.policy, old.cpus_allowed, old.ppid),
+            (Some(5), None, None, None)
         );
         // a newer writer's extra slot is skipped; what this build knows reads
         let mut out = Vec::new();
-        put_u64(&mut out, 5);
+        put_u64(&mut out, 6);
         put_u64(&mut out, 2 * 5 + 1); // nice 5
-        for _ in 0..3 {
+        for _ in 0..4 {
             put_u64(&mut out, 0);
         }
         put_u64(&mut out, 7); // unknown slot

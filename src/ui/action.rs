@@ -76,6 +76,17 @@ pub enum Action {
     FireIncident,
     /// the setup screen, saved settings and the mouse (app_prefs.rs)
     Prefs(Prefs),
+    /// the process tree (`t`, F5, `+`, `-`; app_tree.rs)
+    Tree(TreeAction),
+}
+
+/// The process tree's keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TreeAction {
+    /// the processes view as a tree, or back to the plain list
+    Toggle,
+    /// fold (true, `-`) or open (`+`) the selected process
+    Fold(bool),
 }
 
 /// The setup screen's, the quit question's and the mouse's actions.

@@ -111,6 +111,8 @@ pub struct AppState {
     pub view_model: super::view_model::ViewModel,
     /// `G`'s grouping, its rows, and the source's filters (app_grouping.rs)
     pub listing: grouping::Listing,
+    /// live: figures drawn as they were while they move little (steady.rs)
+    pub steady: super::steady::Steady,
 }
 
 impl AppState {
@@ -162,6 +164,7 @@ impl AppState {
             findings: Default::default(),
             view_model: Default::default(),
             listing: Default::default(),
+            steady: Default::default(),
         }
     }
 
@@ -191,7 +194,7 @@ impl AppState {
         base_of(&self.derived, &self.listing, self.table_view)
     }
 
-    fn descending(&self) -> bool {
+    pub(super) fn descending(&self) -> bool {
         self.sort.descending_by_default() != self.sort_inverted
     }
 
@@ -221,9 +224,14 @@ impl AppState {
             self.sort = columns::default_sort(self.table_view);
             self.sort_inverted = false;
         }
-        self.order = RowOrder::filtered(self.base_rows(), &self.filter);
-        if self.order.len() <= FULL_SORT_MAX {
-            self.sort_upto(usize::MAX);
+        if self.tree_shown() {
+            self.layout_tree();
+        } else {
+            self.listing.tree.lines.clear();
+            self.order = RowOrder::filtered(self.base_rows(), &self.filter);
+            if self.order.len() <= FULL_SORT_MAX {
+                self.sort_upto(usize::MAX);
+            }
         }
         if keep_key {
             if let Some(rank) = self.selected_key.and_then(|k| self.rank_of(k)) {
@@ -395,7 +403,7 @@ impl AppState {
         if let Some(e) = self.prefs_apply(a) {
             return e;
         }
-        if self.findings_apply(a) || self.grouping_apply(&a) {
+        if self.findings_apply(a) || self.tree_apply(&a) || self.grouping_apply(&a) {
             return Effect::None;
         }
         if self.view == View::Cgroups && super::cgroup_tree::handles(&a) {
@@ -426,7 +434,7 @@ impl AppState {
                 self.cgroups.refresh(&self.derived.cgroups, &self.filter);
             }
             Action::ShowFindings => self.show(View::Findings),
-            Action::CgroupFold(_) | Action::Prefs(_) | Action::CycleGrouping => {}
+            Action::CgroupFold(_) | Action::Prefs(_) | Action::CycleGrouping | Action::Tree(_) => {}
             Action::ToggleMatrix => {
                 // opens the NUMA view on the matrix, or flips it there
                 self.numa_matrix = self.view != View::Numa || !self.numa_matrix;
@@ -552,4 +560,6 @@ pub mod findings;
 pub mod grouping;
 #[path = "app_prefs.rs"]
 pub mod prefs;
+#[path = "app_tree.rs"]
+pub mod tree;
 use grouping::base_of;

@@ -51,14 +51,21 @@ pub struct Listing {
     pub expanded: Vec<RowKey>,
     /// the source's thread filters, as the header names them
     pub filters: Vec<String>,
+    /// the processes as a tree (`t`; its rows: processes, then threads)
+    pub tree: crate::ui::process_tree::Tree,
+    /// `rows` are the tree's (built while it was on)
+    pub tree_rows: bool,
 }
 
 impl Listing {
     /// The group rows of the interval `d`, if the mode lists groups.
     pub fn rebuild(&mut self, d: &Derived) {
+        self.tree_rows =
+            self.tree.on && matches!(self.mode, Grouping::Threads | Grouping::Processes);
         self.rows = match self.mode {
             Grouping::ThreadGroups => groups::thread_groups(&d.threads, &self.expanded),
             Grouping::Cgroups => groups::cgroup_rows(&d.threads),
+            _ if self.tree_rows => crate::ui::process_tree::base(d),
             Grouping::Threads | Grouping::Processes => Vec::new(),
         };
     }
@@ -68,6 +75,7 @@ impl Listing {
 pub fn base_of<'a>(d: &'a Derived, l: &'a Listing, view: View) -> &'a [Row] {
     match (view, l.mode) {
         (View::Processes, Grouping::ThreadGroups | Grouping::Cgroups) => &l.rows,
+        (View::Processes, Grouping::Threads | Grouping::Processes) if l.tree_rows => &l.rows,
         (View::Processes, _) => &d.processes,
         _ => &d.threads,
     }

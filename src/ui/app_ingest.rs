@@ -41,6 +41,21 @@ impl AppState {
         }
         self.ingest(iv);
         self.refresh(self.follow);
+        self.hold_figures();
+    }
+
+    /// The live table's figures that moved little keep their drawn value
+    /// (steady.rs); a replay draws them exactly.
+    fn hold_figures(&mut self) {
+        if self.mode != super::Mode::Live || self.rewound() {
+            self.steady.clear();
+            return;
+        }
+        let (from, page) = (self.offset, self.page().max(1));
+        let cols = self.view_model.columns(self.table_view).to_vec();
+        let mut steady = std::mem::take(&mut self.steady);
+        steady.update(self.rows().range(from, from + page), &cols);
+        self.steady = steady;
     }
 
     pub(super) fn ingest(&mut self, iv: Arc<Interval>) {

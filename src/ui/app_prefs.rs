@@ -42,6 +42,11 @@ impl AppState {
             self.host.interval_ns = ns;
         }
         let mouse = s.mouse;
+        // the processes view as a tree (`t` keeps this setting in step)
+        if s.tree != self.listing.tree.on {
+            self.listing.tree.on = s.tree;
+            self.listing.rebuild(&self.derived);
+        }
         self.view_model.set_settings(s);
         self.refresh(true);
         Effect::Settings(SettingsEffect {
@@ -122,6 +127,9 @@ impl AppState {
             }
         } else if self.view.is_table() {
             self.select(pos);
+            if fold {
+                self.fold_selected(None);
+            }
             self.refresh_detail();
         }
     }

@@ -276,6 +276,7 @@ fn thread_at(s: &Spec, step: usize, source: SourceKind) -> ThreadSample {
             policy: Some(0),
             rt_priority: Some(0),
             cpus_allowed: None,
+            ppid: None,
         },
         cgroup: None,
         why: bpf.then(|| Arc::new(why_of(s.tid, migr, (vol, last_vol), last_invol))),
@@ -471,8 +472,10 @@ mod cgroups;
 mod compare;
 mod numa;
 mod quota;
+mod tree;
 mod workers;
 pub use compare::*;
 pub use numa::*;
 pub use quota::*;
+pub use tree::*;
 pub use workers::*;

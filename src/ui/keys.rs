@@ -2,7 +2,7 @@
 //! htop has one). The help overlay (views/help.rs) lists the same keys.
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::action::Action;
+use super::action::{Action, TreeAction};
 use super::app::AppState;
 use super::columns::Column;
 use super::replay::ReplayAction;
@@ -39,6 +39,10 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
             KeyCode::End => Action::HelpScroll(1000),
             _ => Action::CloseHelp,
         });
+    }
+    // the tree's `+` `-` fold, as htop's (before replay's speed keys)
+    if let Some(a) = tree_fold_key(k, app) {
+        return Some(a);
     }
     // replay: space plays, Home/End go to the ends, the jump prompt
     if let Some(a) = super::replay::map_key(k, app) {
@@ -94,14 +98,33 @@ pub fn map_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
         KeyCode::Char('W') => Action::WriteFlight,
         KeyCode::Char('i') => Action::FireIncident,
         KeyCode::F(2) | KeyCode::Char('S') => Action::Prefs(super::action::Prefs::OpenSetup),
+        // htop's tree keys (in a replay `t` steps: F5 there)
+        KeyCode::Char('t') | KeyCode::F(5) => Action::Tree(TreeAction::Toggle),
         // live: rewind through the kept history (once rewound, the replay
         // mapping above has every key, End returns to live)
         KeyCode::Char('T') => Action::Replay(ReplayAction::StepBack),
-        KeyCode::Char('t') => Action::Replay(ReplayAction::StepForward),
         KeyCode::Char('j') => Action::Replay(ReplayAction::JumpStart),
         _ => return None,
     };
     Some(a)
+}
+
+/// `+` and `-` on the process tree: open and fold the selected process.
+fn tree_fold_key(k: &KeyEvent, app: &AppState) -> Option<Action> {
+    let plain = !k
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    if !plain || !app.tree_shown() || app.view != super::app::View::Processes {
+        return None;
+    }
+    if app.filter_editing || super::replay::prompt_open(app) {
+        return None;
+    }
+    match k.code {
+        KeyCode::Char('+') | KeyCode::Char('=') => Some(Action::Tree(TreeAction::Fold(false))),
+        KeyCode::Char('-') => Some(Action::Tree(TreeAction::Fold(true))),
+        _ => None,
+    }
 }
 
 fn navigation(code: KeyCode) -> Option<Action> {
@@ -141,6 +164,8 @@ pub const HELP: &[(&str, &str)] = &[
     ("I", "invert the sort order"),
     ("P", "sort by CPU%"),
     ("H", "threads <-> processes"),
+    ("t  F5", "process tree: each process under its parent"),
+    ("+  - in the tree", "open / fold the selected process"),
     ("G", "rows: threads, thread groups, processes, cgroups"),
     ("Enter Right  Left", "thread groups: open / close a group"),
     ("Enter", "detail pane: histograms and switch-rate sparkline"),
@@ -155,7 +180,7 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     ("F", "follow the selected row across re-sorts"),
     ("space  Z", "pause the screen (collection continues)"),
-    ("+  -", "longer / shorter interval"),
+    ("+  -", "longer / shorter interval (in the tree: fold)"),
     ("Up Down PgUp PgDn", "move the selection"),
     ("Home  End", "first / last row"),
     ("c", "CPU view: run queues per CPU, grouped by node"),
@@ -196,7 +221,7 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     ("rewound: R", "record, starting with the whole kept history"),
     ("replay: space  Z", "play / pause"),
-    ("replay: t  T", "one sample forward / back"),
+    ("replay: t  T", "one sample forward / back (F5: tree)"),
     (
         "replay: j",
         "jump to a time: 23:15:00, -5m (from end), +90s",

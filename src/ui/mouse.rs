@@ -72,7 +72,11 @@ fn table(app: &AppState, area: Rect, m: &mut HitMap) {
         return;
     }
     let mut x = area.x;
+    let mut name_x = None;
     for (c, w) in columns::fit_cols(app.view_model.columns(app.table_view), area.width) {
+        if c == columns::Column::COMM {
+            name_x = Some((x, w));
+        }
         m.push(
             Rect::new(x, area.y, w, 1).intersection(area),
             Target::SortBy(c),
@@ -85,6 +89,19 @@ fn table(app: &AppState, area: Rect, m: &mut HitMap) {
     for k in 0..n {
         let r = Rect::new(area.x, area.y + 1 + k as u16, area.width, 1);
         m.push(r, Target::Row(off + k));
+        // the process tree's fold mark: `─` or `+`, the cell before the name
+        let line = app.listing.tree.lines.get(off + k);
+        if let (Some(t), Some((nx, w)), Some(row)) = (line, name_x, app.rows().get(off + k)) {
+            let name = columns::Column::COMM.cell(row).chars().count();
+            let drawn = super::process_tree::shown_prefix(&t.prefix, name, usize::from(w));
+            if t.fold != super::process_tree::Fold::Leaf && !drawn.is_empty() {
+                let at = nx.saturating_add(drawn.chars().count() as u16 - 2);
+                m.push(
+                    Rect::new(at, r.y, 2, 1).intersection(r),
+                    Target::Fold(off + k),
+                );
+            }
+        }
     }
 }
 

@@ -20,6 +20,8 @@ pub struct RowOrder {
     sorted: usize,
     /// the sort column's numbers, read once (`sort_metric_upto`)
     keys: Option<SortKeys>,
+    /// the order is given (the process tree's), not sorted here
+    fixed: bool,
 }
 
 /// A numeric sort column's values and the rows' ids, by base row: the
@@ -88,6 +90,18 @@ impl RowOrder {
             idx,
             sorted: 0,
             keys: None,
+            fixed: false,
+        }
+    }
+
+    /// Rows in an order decided elsewhere (the process tree): never
+    /// re-sorted, a row's rank is its place.
+    pub fn fixed(idx: Vec<u32>) -> RowOrder {
+        RowOrder {
+            sorted: idx.len(),
+            idx,
+            keys: None,
+            fixed: true,
         }
     }
 
@@ -180,6 +194,9 @@ impl RowOrder {
     /// Where row `at` (an index into the base rows) goes: the number of
     /// listed rows that sort before it, None when it is not listed.
     pub fn rank_of(&self, at: u32, cmp: impl Fn(&u32, &u32) -> Ordering) -> Option<usize> {
+        if self.fixed {
+            return self.idx.iter().position(|&j| j == at);
+        }
         self.idx.contains(&at).then(|| {
             self.idx
                 .iter()

@@ -62,6 +62,8 @@ impl Default for ColumnChoice {
 pub struct Settings {
     /// the view at start: threads, processes, cpus, numa, cgroups, findings
     pub view: String,
+    /// the processes view as a tree (`t`), as htop's tree mode
+    pub tree: bool,
     /// the sort column of the tables (a metric key, e.g. nvcsw, cpu_pct)
     pub sort: String,
     /// smallest first where the column sorts biggest first (`I`)
@@ -82,6 +84,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             view: view_key(View::Threads).to_string(),
+            tree: false,
             sort: columns::default_sort(View::Threads).0.to_string(),
             sort_inverted: false,
             interval_ms: 1000,

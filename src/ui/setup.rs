@@ -18,9 +18,10 @@ pub enum Field {
     HistSpan,
     Theme,
     Mouse,
+    Tree,
 }
 
-pub const FIELDS: [Field; 8] = [
+pub const FIELDS: [Field; 9] = [
     Field::View,
     Field::Sort,
     Field::SortOrder,
@@ -29,6 +30,7 @@ pub const FIELDS: [Field; 8] = [
     Field::HistSpan,
     Field::Theme,
     Field::Mouse,
+    Field::Tree,
 ];
 
 /// The two tables whose columns can be chosen, with their section titles.
@@ -139,6 +141,7 @@ fn cycle<T: PartialEq + Copy>(all: &[T], cur: T, up: bool) -> T {
 pub fn label(f: Field) -> &'static str {
     match f {
         Field::View => "View at start",
+        Field::Tree => "Process tree",
         Field::Sort => "Sort by",
         Field::SortOrder => "Sort order",
         Field::Interval => "Interval",
@@ -154,6 +157,7 @@ pub fn value(s: &Settings, f: Field) -> String {
     let on = |b: bool| if b { "on" } else { "off" }.to_string();
     match f {
         Field::View => settings::view_key(s.start_view()).to_string(),
+        Field::Tree => on(s.tree),
         Field::Sort => s.sort_column().title().trim().to_string(),
         Field::SortOrder => {
             let big_first = s.sort_column().descending_by_default() != s.sort_inverted;
@@ -249,6 +253,7 @@ impl SetupDraft {
             Field::HistSpan => s.hist_since_start = !s.hist_since_start,
             Field::Theme => s.theme = cycle(&Theme::ALL, s.theme, up),
             Field::Mouse => s.mouse = !s.mouse,
+            Field::Tree => s.tree = !s.tree,
         }
     }
 

@@ -80,7 +80,7 @@ fn hints(app: &AppState) -> Vec<(&'static str, &'static str, u8)> {
         ("F", "Follow", 8),
         ("T", "Rewind", 7),
         ("Spc", if app.paused { "Resume" } else { "Pause" }, 1),
-        ("+-", "Interval", 6),
+        ("+-", if app.tree_shown() { "Fold" } else { "Interval" }, 6),
         ("q", "Quit", 0),
     ]
 }

@@ -33,7 +33,14 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
         "▲"
     };
     let mut s = vec![
-        Span::styled(app.grouping().title(), theme::title()),
+        Span::styled(
+            if app.tree_shown() {
+                "Process tree"
+            } else {
+                app.grouping().title()
+            },
+            theme::title(),
+        ),
         Span::raw(" "),
         Span::styled(
             if app.filter.is_empty() {

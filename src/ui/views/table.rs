@@ -5,10 +5,12 @@ use ratatui::text::Text;
 use ratatui::widgets::{Cell, Row as TableRow, Table, TableState};
 use ratatui::Frame;
 
-use crate::model::interval::Row;
+use crate::model::interval::{Row, RowKey};
 use crate::ui::app::AppState;
 use crate::ui::columns::{self, Column};
 use crate::ui::format;
+use crate::ui::process_tree::{shown_prefix, TreeLine};
+use crate::ui::steady::Steady;
 use crate::ui::theme;
 
 fn cell(col: Column, width: u16, text: String) -> Cell<'static> {
@@ -21,9 +23,27 @@ fn cell(col: Column, width: u16, text: String) -> Cell<'static> {
     })
 }
 
-fn line(cols: &[(Column, u16)], r: &Row) -> TableRow<'static> {
-    let row = TableRow::new(cols.iter().map(|&(c, w)| cell(c, w, c.cell(r))));
-    if r.exited {
+/// One row; on the process tree, the name after the tree's lines and an
+/// ancestor kept only for a filter dimmed.
+fn line(
+    cols: &[(Column, u16)],
+    r: &Row,
+    tree: Option<&TreeLine>,
+    steady: &Steady,
+) -> TableRow<'static> {
+    let thread = matches!(r.key, RowKey::Thread { .. });
+    let text = |c: Column, w: u16| match tree {
+        Some(t) if c == Column::COMM => {
+            let name = c.cell(r);
+            let n = name.chars().count();
+            format!("{}{name}", shown_prefix(&t.prefix, n, usize::from(w)))
+        }
+        // as htop's tree: a thread's line shows its own id
+        Some(_) if c == Column::PID && thread => r.id.to_string(),
+        _ => steady.cell(c, r),
+    };
+    let row = TableRow::new(cols.iter().map(|&(c, w)| cell(c, w, text(c, w))));
+    if r.exited || tree.is_some_and(|t| t.dim) {
         row.style(theme::exited())
     } else {
         row
@@ -62,7 +82,12 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     let off = visible_offset(app, height);
     let rows = app.rows();
     let end = off.saturating_add(height).min(rows.len());
-    let body: Vec<TableRow> = rows.range(off, end).map(|r| line(&cols, r)).collect();
+    let tree = &app.listing.tree.lines;
+    let body: Vec<TableRow> = rows
+        .range(off, end)
+        .enumerate()
+        .map(|(k, r)| line(&cols, r, tree.get(off + k), &app.steady))
+        .collect();
     let widths: Vec<Constraint> = cols.iter().map(|&(_, w)| Constraint::Length(w)).collect();
     let table = Table::new(body, widths)
         .header(header)
