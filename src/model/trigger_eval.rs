@@ -7,7 +7,9 @@ use super::cgroup::CgroupRow;
 use super::cpus::CpuView;
 use super::findings::{Finding, Severity, Value};
 use super::interval::{Derived, Row};
+use super::metrics::Get;
 use super::trigger::{Figure, Scope, Trigger};
+use super::trigger_figures::to_compared;
 use super::Sample;
 
 /// Who crossed the threshold, with the figure (ns for times).
@@ -67,43 +69,72 @@ pub fn system_pressure_pct(prev: Option<&Sample>, cur: &Sample) -> Option<f64> {
     Some(from_total.unwrap_or(c.some_avg10))
 }
 
-/// A row's figure; None where the row does not carry it.
+/// A row's figure; None where the row does not carry it (times in ns).
 pub fn row_figure(f: Figure, r: &Row) -> Option<f64> {
     match f {
-        // log2 buckets: the p99 is known to a factor of two (upper bound)
-        Figure::WaitP99 => r.p99_wait_us.map(|us| us as f64 * 1e3),
-        // nvcsw: the kernel's non-voluntary (involuntary) switch count
-        Figure::InvolPerS => r.nvcsw_s,
-        Figure::MigrPerS => r.migr_s,
+        // p99s: interpolated within a log-linear bucket (metrics.rs)
+        Figure::Metric(m) => m.value(r).number().map(|v| to_compared(m, v)),
+        Figure::Counter(d) => r.counter_per_s(d),
         _ => None,
+    }
+}
+
+/// Whether a row carries what the figure is computed from, though the
+/// figure itself may be unknown (an empty histogram has no p99: a quiet
+/// interval, not a missing figure).
+fn row_measured(f: Figure, r: &Row) -> bool {
+    match f {
+        Figure::Metric(m) => match m.key {
+            "p99_wait" => r.wait_hist.is_some(),
+            "p99_wakeup_wait" => r.wakeup_wait_hist.is_some(),
+            "p99_preempt_wait" => r.preempt_wait_hist.is_some(),
+            "p99_slice" => r.slice_hist.is_some(),
+            "migr" => r.migrations.is_some(),
+            _ => match m.get {
+                Get::Total(_) | Get::Column(..) | Get::ByLabel(_) => r.counters.is_known(),
+                Get::Row(_) => false,
+            },
+        },
+        Figure::Counter(_) => r.counters.is_known(),
+        _ => false,
     }
 }
 
 fn cgroup_figure(f: Figure, c: &CgroupRow) -> Option<f64> {
     match f {
-        Figure::WaitP99 => c.p99_wait_us.map(|us| us as f64 * 1e3),
-        Figure::InvolPerS => c.nvcsw_s,
-        Figure::MigrPerS => c.migr_s,
+        Figure::Metric(m) => match m.key {
+            "p99_wait" => c.p99_wait_us.map(|us| us as f64 * 1e3),
+            "nvcsw" => c.nvcsw_s,
+            "migr" => c.migr_s,
+            _ => None,
+        },
         Figure::CpuPressure => c.psi_some_pct.or(c.psi_some_avg10),
         Figure::ThrottledMsPerS => c.throttled_ms_per_s,
-        Figure::RqLen | Figure::Finding(_) => None,
+        Figure::Counter(_) | Figure::RqLen | Figure::Finding(_) => None,
     }
+}
+
+/// The threads' figures summed (None: no thread carries it).
+fn sum_rows(d: &Derived, read: impl Fn(&Row) -> Option<f64>) -> Option<f64> {
+    let mut any = false;
+    let sum = d
+        .threads
+        .iter()
+        .filter_map(read)
+        .inspect(|_| any = true)
+        .sum::<f64>();
+    any.then_some(sum)
 }
 
 fn system_figure(f: Figure, x: &Figures) -> Option<f64> {
     let d = x.derived;
     match f {
-        Figure::InvolPerS => Some(d.system.involuntary_s),
-        Figure::MigrPerS => {
-            let mut any = false;
-            let sum = d
-                .threads
-                .iter()
-                .filter_map(|r| r.migr_s)
-                .inspect(|_| any = true)
-                .sum::<f64>();
-            any.then_some(sum)
-        }
+        Figure::Metric(m) => match m.key {
+            "nvcsw" => Some(d.system.involuntary_s),
+            "migr" => sum_rows(d, |r| r.migr_s),
+            _ => None,
+        },
+        Figure::Counter(c) => sum_rows(d, |r| r.counter_per_s(c)),
         Figure::CpuPressure => x.pressure_pct,
         _ => None,
     }
@@ -131,11 +162,7 @@ pub fn evaluate(t: &Trigger, x: &Figures) -> Verdict {
             }
         }
     };
-    let row_measured = |r: &Row| match t.figure {
-        Figure::WaitP99 => r.wait_hist.is_some(),
-        Figure::MigrPerS => r.migrations.is_some(),
-        _ => false,
-    };
+    let row_measured = |r: &Row| row_measured(t.figure, r);
     match t.scope {
         Scope::Thread => d
             .threads
@@ -146,17 +173,15 @@ pub fn evaluate(t: &Trigger, x: &Figures) -> Verdict {
             .iter()
             .for_each(|r| consider(r.id, &r.comm, row_figure(t.figure, r), row_measured(r))),
         Scope::Cgroup => d.cgroups.iter().for_each(|c| {
-            let measured = match t.figure {
-                Figure::WaitP99 => c.wait_hist.is_some(),
-                _ => false,
-            };
+            let measured = matches!(t.figure, Figure::Metric(m) if m.key == "p99_wait")
+                && c.wait_hist.is_some();
             consider(0, &c.path, cgroup_figure(t.figure, c), measured)
         }),
         Scope::Cpu => {
             for c in x.cpus.map_or(&[][..], |v| &v.cpus[..]) {
                 let v = match t.figure {
                     Figure::RqLen => c.rq_now,
-                    Figure::MigrPerS => c.migr_in_s,
+                    Figure::Metric(m) if m.key == "migr" => c.migr_in_s,
                     _ => None,
                 };
                 consider(c.cpu, &format!("cpu{}", c.cpu), v, false);
