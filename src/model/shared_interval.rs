@@ -12,7 +12,7 @@ pub use super::derivation_count::derivations;
 use super::findings::{findings, Finding, IntervalFacts, Scope};
 use super::interval::{derive_reusing, Derived};
 use super::rates::{cpu_intervals, migration_deltas, CpuInterval};
-use super::trigger_eval::system_pressure_pct;
+use super::trigger_eval::{system_full_pressure_pct, system_pressure_pct};
 use super::{HostInfo, Sample};
 
 /// The interval that ends with `sample` (its rows read through it:
@@ -35,6 +35,8 @@ pub struct Interval {
     pub findings: Vec<Finding>,
     /// the system's `some` CPU pressure over the interval, % of it
     pub pressure_pct: Option<f64>,
+    /// the same for `full` (None before Linux 5.13, or without PSI)
+    pub pressure_full_pct: Option<f64>,
 }
 
 impl Interval {
@@ -92,6 +94,7 @@ impl Deriver {
             migrations: Vec::new(),
             findings: Vec::new(),
             pressure_pct: None,
+            pressure_full_pct: None,
         });
         self.last = Some(iv.clone());
         iv
@@ -141,6 +144,7 @@ pub fn of(host: &HostInfo, prev: Option<Arc<Sample>>, s: Arc<Sample>, spare: Der
         cpu_intervals: cpu_intervals(p, &s, dt),
         migrations: migration_deltas(p, &s),
         pressure_pct: system_pressure_pct(p, &s),
+        pressure_full_pct: system_full_pressure_pct(p, &s),
         findings: found,
         cpus,
         derived,

@@ -10,7 +10,7 @@ use super::interval::{Derived, Row};
 use super::metrics::Get;
 use super::trigger::{Figure, Scope, Trigger};
 use super::trigger_figures::to_compared;
-use super::Sample;
+use super::{Pressure, Sample};
 
 /// Who crossed the threshold, with the figure (ns for times).
 #[derive(Clone, Debug, PartialEq)]
@@ -59,14 +59,27 @@ impl<'a> Figures<'a> {
 /// The system's `some` CPU pressure over the interval from `prev` to `cur`
 /// in % (from the kernel's cumulative µs), else its 10 s average.
 pub fn system_pressure_pct(prev: Option<&Sample>, cur: &Sample) -> Option<f64> {
-    let c = cur.system.cpu_pressure.as_deref()?;
+    pressure_share(prev, cur, |p| Some((p.some_total_us, p.some_avg10)))
+}
+
+/// The same for `full` (all non-idle tasks waiting; None before 5.13).
+pub fn system_full_pressure_pct(prev: Option<&Sample>, cur: &Sample) -> Option<f64> {
+    pressure_share(prev, cur, |p| Some((p.full_total_us?, p.full_avg10?)))
+}
+
+fn pressure_share(
+    prev: Option<&Sample>,
+    cur: &Sample,
+    line: impl Fn(&Pressure) -> Option<(u64, f64)>,
+) -> Option<f64> {
+    let (c_total, c_avg10) = line(cur.system.cpu_pressure.as_deref()?)?;
     let from_total = prev.and_then(|p| {
-        let p = p.system.cpu_pressure.as_deref()?;
-        let dt_us = cur.mono_ns.checked_sub(prev?.mono_ns)? as f64 / 1e3;
-        let d = c.some_total_us.checked_sub(p.some_total_us)? as f64;
+        let (p_total, _) = line(p.system.cpu_pressure.as_deref()?)?;
+        let dt_us = cur.mono_ns.checked_sub(p.mono_ns)? as f64 / 1e3;
+        let d = c_total.checked_sub(p_total)? as f64;
         (dt_us > 0.0).then(|| (d / dt_us * 100.0).min(100.0))
     });
-    Some(from_total.unwrap_or(c.some_avg10))
+    Some(from_total.unwrap_or(c_avg10))
 }
 
 /// A row's figure; None where the row does not carry it (times in ns).
