@@ -134,25 +134,53 @@ fn progs(ids: &[u32]) -> Vec<(String, Vec<u64>)> {
         .collect()
 }
 
+/// Every process of the machine.
+fn all_pids() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .collect()
+}
+
 /// The processes of process group `pgid` (the agent and anything it
 /// started).
 fn group_members(pgid: u32) -> Vec<u32> {
-    let mut v = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // the fields after the name, which may hold spaces and parentheses
-        let after = stat.rsplit_once(')').map_or("", |x| x.1);
-        // state, ppid, pgrp
-        if after.split_whitespace().nth(2) == Some(&pgid.to_string()) {
-            v.push(pid);
-        }
-    }
-    v
+    all_pids()
+        .into_iter()
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // the fields after the name, which may hold spaces and
+            // parentheses: state, ppid, pgrp
+            let after = stat.rsplit_once(')').map_or("", |x| x.1);
+            after.split_whitespace().nth(2) == Some(&pgid.to_string())
+        })
+        .collect()
+}
+
+/// The processes other than `pid` holding a descriptor of one of `ids`
+/// (their fdinfo; what bpftool's pid column shows when built with it).
+fn other_holders(pid: u32, ids: &[u32]) -> Vec<u32> {
+    all_pids()
+        .into_iter()
+        .filter(|&p| p != pid)
+        .filter(|&p| {
+            let Ok(dir) = std::fs::read_dir(format!("/proc/{p}/fdinfo")) else {
+                return false;
+            };
+            dir.flatten().any(|e| {
+                std::fs::read_to_string(e.path()).is_ok_and(|info| {
+                    info.lines().any(|l| {
+                        l.strip_prefix("prog_id:")
+                            .and_then(|v| v.trim().parse::<u32>().ok())
+                            .is_some_and(|id| ids.contains(&id))
+                    })
+                })
+            })
+        })
+        .collect()
 }
 
 /// The value of an unlabelled series in a scrape.
@@ -224,7 +252,9 @@ fn serve_with_record_dir_and_a_trigger_is_one_process_with_one_set_of_probes() {
     // one copy of the probes: one process holds them (nothing else of its
     // group holds a program), and each program name appears once
     let pid = agent.child.id();
-    let held = progs(&prog_ids_held(pid));
+    let ids = prog_ids_held(pid);
+    let held = progs(&ids);
+    assert_eq!(held.len(), ids.len(), "bpftool lists {held:?} of {ids:?}");
     let mut names: Vec<&str> = held.iter().map(|p| p.0.as_str()).collect();
     assert!(names.contains(&"handle_switch"), "programs held: {names:?}");
     assert!(names.len() >= 3, "programs held: {names:?}");
@@ -239,6 +269,8 @@ fn serve_with_record_dir_and_a_trigger_is_one_process_with_one_set_of_probes() {
             "{name} held by {pids:?}, the agent is {pid}"
         );
     }
+    // the machine's every process: none but the agent holds its programs
+    assert_eq!(other_holders(pid, &ids), Vec::<u32>::new(), "{held:?}");
     let members = group_members(pid);
     assert!(members.contains(&pid), "{members:?}");
     for other in members.into_iter().filter(|&p| p != pid) {
