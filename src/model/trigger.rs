@@ -13,72 +13,9 @@
 //! ```
 use std::fmt;
 
-use super::counters::CounterDesc;
 use super::finding_types::FindingKind;
-use super::metrics::Metric;
 use super::trigger_figures::{self, Unit};
-
-/// Whose figure: any thread, process, cgroup or CPU crossing the
-/// threshold fires, or the whole system's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    Thread,
-    Proc,
-    Cgroup,
-    Cpu,
-    System,
-    /// `finding:KIND`: a warning of that kind is among the findings
-    Finding,
-}
-
-/// The figure compared.
-#[derive(Clone, Copy, Debug)]
-pub enum Figure {
-    /// a thread or process metric by its descriptor (metrics.rs); a
-    /// cgroup, a CPU and the system read the ones they have from their
-    /// own rows (p99_wait, nvcsw, migr). Times are compared in ns.
-    Metric(&'static Metric),
-    /// a per-thread counter per second, its descriptor allowing triggers
-    /// (counters.rs; the system's: the threads' summed)
-    Counter(&'static CounterDesc),
-    /// run-queue length (CPU)
-    RqLen,
-    /// CPU pressure (PSI) `some`: % of the interval, from the kernel's
-    /// cumulative total (else its avg10)
-    CpuPressure,
-    /// ms throttled per second (cgroup CPU bandwidth)
-    ThrottledMsPerS,
-    /// a warning of this kind (the value: its impact, 0..=1)
-    Finding(FindingKind),
-}
-
-impl PartialEq for Figure {
-    fn eq(&self, o: &Figure) -> bool {
-        match (self, o) {
-            (Figure::Metric(a), Figure::Metric(b)) => a.key == b.key,
-            (Figure::Counter(a), Figure::Counter(b)) => a.key == b.key,
-            (Figure::RqLen, Figure::RqLen)
-            | (Figure::CpuPressure, Figure::CpuPressure)
-            | (Figure::ThrottledMsPerS, Figure::ThrottledMsPerS) => true,
-            (Figure::Finding(a), Figure::Finding(b)) => a == b,
-            _ => false,
-        }
-    }
-}
-
-impl Eq for Figure {}
-
-impl Figure {
-    /// The figure a metric key names (tests, summaries).
-    pub fn metric(key: &str) -> Option<Figure> {
-        super::metrics::by_key(key).map(Figure::Metric)
-    }
-
-    /// Its name in expressions and summaries.
-    pub fn name(self) -> String {
-        trigger_figures::name(self)
-    }
-}
+pub use super::trigger_figures::{Figure, Scope};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {

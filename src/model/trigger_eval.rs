@@ -457,4 +457,96 @@ mod tests {
         assert!(!h.update(false, 9 * s, 3 * s));
         assert!(h.update(true, 10 * s, 0)); // `for` 0: at once
     }
+
+    /// Two Samples 2 s apart: the counter's cumulative values are known,
+    /// so each level's rate is computed by hand. The trigger reads it
+    /// through the descriptor alone (no code of its own for the counter).
+    #[test]
+    fn a_counter_descriptor_fires_at_every_level() {
+        use crate::model::counters::{Counters, CTR_CROSS_NODE_MIGRATIONS};
+        use crate::model::shared_interval::Deriver;
+        use crate::model::trigger::parse;
+        use crate::model::trigger_eval::{evaluate, Figures, Verdict};
+        use crate::model::{Sample, ThreadSample};
+        let thread = |tid: u32, pid: u32, comm: &str, xnode: Option<u64>| ThreadSample {
+            tid,
+            pid,
+            comm: comm.into(),
+            process_comm: comm.into(),
+            migrations: Some(0),
+            counters: xnode.map_or(Counters::UNKNOWN, |n| {
+                Counters::of(&[(CTR_CROSS_NODE_MIGRATIONS, n)])
+            }),
+            ..Default::default()
+        };
+        let sample = |s: u64, moved: u64, steady: u64, procfs: bool| Sample {
+            mono_ns: s * 1_000_000_000,
+            threads: vec![
+                thread(10, 10, "mover", Some(moved)),
+                thread(11, 10, "steady", Some(steady)),
+                thread(20, 20, "other", (!procfs).then_some(0)),
+            ]
+            .into(),
+            ..Default::default()
+        };
+        let host = crate::model::HostInfo {
+            hostname: "test".into(),
+            kernel: "test".into(),
+            topology: Default::default(),
+            source: crate::model::SourceKind::Bpf,
+            degraded_reason: None,
+            sched_ext: None,
+            interval_ns: 2_000_000_000,
+        };
+        let mut d = Deriver::new(host.clone());
+        d.next(sample(0, 4, 1, false));
+        // mover: 30 in 2 s; steady: 2 in 2 s; the process: both
+        let iv = d.next(sample(2, 34, 3, false));
+        let x = Figures {
+            derived: &iv.derived,
+            cpus: iv.cpus.as_ref(),
+            pressure_pct: iv.pressure_pct,
+            findings: &iv.findings,
+        };
+        let fired = |e: &str| match evaluate(&parse(e).unwrap(), &x) {
+            Verdict::Holds(h) => h.into_iter().map(|h| (h.id, h.value)).collect::<Vec<_>>(),
+            v => panic!("{e}: {v:?}"),
+        };
+        assert_eq!(fired("thread:cross_node_migrations_per_s>10"), [(10, 15.0)]);
+        assert_eq!(fired("thread:cross_node_migrations_per_s>0.5").len(), 2);
+        assert_eq!(fired("proc:cross_node_migrations_per_s>10"), [(10, 16.0)]);
+        assert_eq!(fired("system:cross_node_migrations_per_s>=16"), [(0, 16.0)]);
+        // the counter's generated metrics: its table column and its total
+        assert_eq!(fired("proc:xnode>15.5"), [(10, 16.0)]);
+        assert_eq!(fired("thread:cross_node_migrations>=30"), [(10, 30.0)]);
+        let quiet = |e: &str| evaluate(&parse(e).unwrap(), &x);
+        assert_eq!(
+            quiet("system:cross_node_migrations_per_s>16"),
+            Verdict::Quiet
+        );
+        assert_eq!(
+            quiet("thread:cross_node_migrations_per_s>15"),
+            Verdict::Quiet
+        );
+        // a source without the counters (procfs) says so, it is not quiet
+        let mut d = Deriver::new(host);
+        let procfs = |s| Sample {
+            threads: vec![thread(20, 20, "other", None)].into(),
+            ..sample(s, 0, 0, true)
+        };
+        d.next(procfs(0));
+        let iv = d.next(procfs(2));
+        assert!(matches!(
+            evaluate(
+                &parse("thread:cross_node_migrations_per_s>1").unwrap(),
+                &Figures::rows(&iv.derived)
+            ),
+            Verdict::NotEvaluated(_)
+        ));
+        // a name no table has is refused with the keys there are
+        let e = parse("proc:cross_node_per_s>1").unwrap_err();
+        assert_eq!(e.part, "cross_node_per_s");
+        assert!(e.expected.contains("cross_node_migrations_per_s"), "{e}");
+        assert!(!e.to_string().contains('\n'));
+    }
 }
