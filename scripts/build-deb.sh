@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Build target/deb/schedtop_VERSION_amd64.deb with dpkg-deb (no network
 # beyond what scripts/build-static.sh needs): the static binary, the man
-# page, bash/zsh/fish completions and two hardened systemd units
-# (packaging/systemd/: schedtop-record.service, the black box in
-# /var/log/schedtop; schedtop-exporter.service, OpenMetrics on
-# 127.0.0.1:9717), both run as the system user schedtop that postinst
-# creates, with CAP_BPF and CAP_PERFMON only. Neither unit is enabled on install:
-#   systemctl enable --now schedtop-record schedtop-exporter
+# page, bash/zsh/fish completions and one hardened systemd unit
+# (packaging/systemd/schedtop.service: the agent, `serve --record-dir`, the
+# exporter on 127.0.0.1:9717 and the black box in /var/log/schedtop in one
+# process), run as the system user schedtop that postinst creates, with
+# CAP_BPF and CAP_PERFMON only. schedtop-record.service and
+# schedtop-exporter.service, the units of earlier packages, are links to it
+# (and its Alias=), so hosts that enabled them run the agent. Not enabled on
+# install:
+#   systemctl enable --now schedtop
 # Prints the path of the .deb on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,9 +27,11 @@ install -m 0755 "$bin" "$stage/usr/bin/schedtop"
 "$bin" completions bash >"$stage/usr/share/bash-completion/completions/schedtop"
 "$bin" completions zsh >"$stage/usr/share/zsh/vendor-completions/_schedtop"
 "$bin" completions fish >"$stage/usr/share/fish/vendor_completions.d/schedtop.fish"
-install -m 0644 packaging/systemd/schedtop.service packaging/systemd/schedtop-record.service \
-    packaging/systemd/schedtop-exporter.service \
-    "$stage/lib/systemd/system/"
+install -m 0644 packaging/systemd/schedtop.service "$stage/lib/systemd/system/"
+# the old unit names: a link in the unit directory is an alias to systemd
+for old in schedtop-record schedtop-exporter; do
+    ln -s schedtop.service "$stage/lib/systemd/system/$old.service"
+done
 cat >"$stage/usr/share/doc/schedtop/copyright" <<'COPY'
 schedtop is licensed under the MIT license or the Apache License 2.0, at your option.
 COPY

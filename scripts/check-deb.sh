@@ -5,6 +5,8 @@
 # - postinst makes the system user schedtop (no login shell, no home), and
 #   an upgrade try-restarts running units (systemd stood in for by a
 #   recorder of the calls), a removal stops them;
+# - one unit, the agent (`serve --record-dir`); the old names
+#   schedtop-record and schedtop-exporter are links to it and in its Alias=;
 # - the units name that user and only CAP_BPF and CAP_PERFMON, pass
 #   `systemd-analyze verify`, and `systemd-analyze security --offline=true`
 #   scores both at "OK" or better (exposure <= 4.9; printed). No
@@ -42,10 +44,20 @@ in_root userdel schedtop >/dev/null 2>&1 || true
 in_root dpkg -i /schedtop.deb >/dev/null
 in_root schedtop --version
 for f in /usr/share/man/man1/schedtop.1.gz /usr/share/bash-completion/completions/schedtop \
-    /lib/systemd/system/schedtop.service /lib/systemd/system/schedtop-record.service \
-    /lib/systemd/system/schedtop-exporter.service; do
+    /lib/systemd/system/schedtop.service; do
     [ -s "$root$f" ] || fail "$f is missing from the package"
 done
+# one unit, the agent; the old names are links to it (aliases) and its Alias=
+[ "$(find "$root/lib/systemd/system" -maxdepth 1 -name 'schedtop*.service' -type f | wc -l)" = 1 ] ||
+    fail "more than one schedtop unit file: $(ls "$root"/lib/systemd/system/schedtop*)"
+for old in schedtop-record schedtop-exporter; do
+    [ "$(readlink "$root/lib/systemd/system/$old.service")" = schedtop.service ] ||
+        fail "$old.service is not a link to schedtop.service"
+    grep -Eq "^Alias=(.* )?$old\.service( |$)" "$root/lib/systemd/system/schedtop.service" ||
+        fail "schedtop.service has no Alias= $old.service"
+done
+grep -q "^ExecStart=/usr/bin/schedtop serve .*--record-dir /var/log/schedtop" \
+    "$root/lib/systemd/system/schedtop.service" || fail "schedtop.service is not serve --record-dir"
 
 # the system user: no login, no home, a system uid
 IFS=: read -r _ _ uid gid _ home shell < <(in_root getent passwd schedtop) ||
@@ -57,7 +69,7 @@ case "$shell" in */nologin | */false) ;; *) fail "schedtop can log in (shell $sh
 echo "check-deb: user schedtop uid $uid gid $gid home $home shell $shell"
 
 # the units: the user, the capabilities, the filter
-for u in schedtop schedtop-record schedtop-exporter; do
+for u in schedtop; do
     f="$root/lib/systemd/system/$u.service"
     for want in "User=schedtop" "Group=schedtop" "AmbientCapabilities=CAP_BPF CAP_PERFMON" \
         "CapabilityBoundingSet=CAP_BPF CAP_PERFMON" "NoNewPrivileges=yes" \
@@ -67,7 +79,7 @@ for u in schedtop schedtop-record schedtop-exporter; do
 done
 units=$(mktemp -d -p "$log")
 stage=${deb%.deb}
-for u in "$root"/lib/systemd/system/schedtop*.service; do
+for u in "$root"/lib/systemd/system/schedtop.service; do
     # the staged binary stands in for /usr/bin/schedtop (verify runs it)
     sed "s|/usr/bin/schedtop|$PWD/$stage/usr/bin/schedtop|" "$u" >"$units/$(basename "$u")"
 done

@@ -104,10 +104,6 @@ fn answer(
     }
 }
 
-fn read_pressure() -> Option<crate::model::pressure::CpuPressure> {
-    crate::model::pressure::parse(&std::fs::read_to_string("/proc/pressure/cpu").ok()?)
-}
-
 pub fn run(o: &ServeOptions) -> Result<()> {
     run_with(o, Vec::new())
 }
@@ -120,10 +116,10 @@ struct Exporter {
 
 impl Sink for Exporter {
     fn take(&mut self, _: &HostInfo, iv: &Arc<Interval>) -> Result<Flow> {
-        let pressure = read_pressure();
+        // everything it exports, CPU pressure included, comes from the
+        // Interval: no sink reads the kernel
         let mut t = self.totals.lock().unwrap_or_else(|e| e.into_inner());
         let t = t.as_mut().expect("set before sampling");
-        t.pressure = pressure;
         t.take(iv);
         Ok(Flow::Continue)
     }

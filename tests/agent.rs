@@ -108,8 +108,9 @@ fn prog_ids_held(pid: u32) -> Vec<u32> {
     ids
 }
 
-/// The names of the loaded BPF programs with these ids (bpftool).
-fn prog_names(ids: &[u32]) -> Vec<String> {
+/// The loaded BPF programs with these ids (bpftool): each one's name and
+/// the pids bpftool says hold it (empty where bpftool cannot tell).
+fn progs(ids: &[u32]) -> Vec<(String, Vec<u64>)> {
     let out = Command::new("bpftool")
         .args(["prog", "show", "--json"])
         .output()
@@ -123,7 +124,62 @@ fn prog_names(ids: &[u32]) -> Vec<String> {
                 .as_u64()
                 .is_some_and(|id| ids.contains(&(id as u32)))
         })
-        .filter_map(|p| p["name"].as_str().map(str::to_string))
+        .map(|p| {
+            let pids = p["pids"]
+                .as_array()
+                .map(|v| v.iter().filter_map(|x| x["pid"].as_u64()).collect())
+                .unwrap_or_default();
+            (p["name"].as_str().unwrap_or("").to_string(), pids)
+        })
+        .collect()
+}
+
+/// Every process of the machine.
+fn all_pids() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .collect()
+}
+
+/// The processes of process group `pgid` (the agent and anything it
+/// started).
+fn group_members(pgid: u32) -> Vec<u32> {
+    all_pids()
+        .into_iter()
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // the fields after the name, which may hold spaces and
+            // parentheses: state, ppid, pgrp
+            let after = stat.rsplit_once(')').map_or("", |x| x.1);
+            after.split_whitespace().nth(2) == Some(&pgid.to_string())
+        })
+        .collect()
+}
+
+/// The processes other than `pid` holding a descriptor of one of `ids`
+/// (their fdinfo; what bpftool's pid column shows when built with it).
+fn other_holders(pid: u32, ids: &[u32]) -> Vec<u32> {
+    all_pids()
+        .into_iter()
+        .filter(|&p| p != pid)
+        .filter(|&p| {
+            let Ok(dir) = std::fs::read_dir(format!("/proc/{p}/fdinfo")) else {
+                return false;
+            };
+            dir.flatten().any(|e| {
+                std::fs::read_to_string(e.path()).is_ok_and(|info| {
+                    info.lines().any(|l| {
+                        l.strip_prefix("prog_id:")
+                            .and_then(|v| v.trim().parse::<u32>().ok())
+                            .is_some_and(|id| ids.contains(&id))
+                    })
+                })
+            })
+        })
         .collect()
 }
 
@@ -193,10 +249,37 @@ fn serve_with_record_dir_and_a_trigger_is_one_process_with_one_set_of_probes() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(body.contains("schedtop_switches_total{kind=\"voluntary\"}"));
-    // one copy of the probes: the process holds one sched_switch program
-    let names = prog_names(&prog_ids_held(agent.child.id()));
-    let switch = names.iter().filter(|n| *n == "handle_switch").count();
-    assert_eq!(switch, 1, "programs held: {names:?}");
+    // one copy of the probes: one process holds them (nothing else of its
+    // group holds a program), and each program name appears once
+    let pid = agent.child.id();
+    let ids = prog_ids_held(pid);
+    let held = progs(&ids);
+    assert_eq!(held.len(), ids.len(), "bpftool lists {held:?} of {ids:?}");
+    let mut names: Vec<&str> = held.iter().map(|p| p.0.as_str()).collect();
+    assert!(names.contains(&"handle_switch"), "programs held: {names:?}");
+    assert!(names.len() >= 3, "programs held: {names:?}");
+    names.sort_unstable();
+    let n = names.len();
+    names.dedup();
+    assert_eq!(names.len(), n, "a program loaded twice: {held:?}");
+    for (name, pids) in &held {
+        // bpftool names every process with a descriptor of the program
+        assert!(
+            pids.iter().all(|&p| p == u64::from(pid)),
+            "{name} held by {pids:?}, the agent is {pid}"
+        );
+    }
+    // the machine's every process: none but the agent holds its programs
+    assert_eq!(other_holders(pid, &ids), Vec::<u32>::new(), "{held:?}");
+    let members = group_members(pid);
+    assert!(members.contains(&pid), "{members:?}");
+    for other in members.into_iter().filter(|&p| p != pid) {
+        assert!(
+            prog_ids_held(other).is_empty(),
+            "process {other} of the agent's group holds BPF programs too"
+        );
+    }
+    eprintln!("agent {pid}: {n} programs, one copy each: {names:?}");
     // the black box rotates and the trigger writes its bundle
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {

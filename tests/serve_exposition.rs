@@ -72,10 +72,11 @@ fn totals(threads: usize, samples: usize) -> Totals {
             w.migrations_by_cause[1] = th.migrations.unwrap_or(0) / 2;
             th.why = Some(w.into());
         }
-        t.pressure = parse(&format!(
+        s.system.cpu_pressure = parse(&format!(
             "some avg10=1.{i} avg60=2.00 avg300=3.00 total={}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
             1000 * i
-        ));
+        ))
+        .map(|p| Box::new(p.into()));
         t.update(s);
     }
     t

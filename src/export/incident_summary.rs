@@ -9,6 +9,7 @@ use serde_json::json;
 use super::screenshot::visible;
 use crate::model::findings::Finding;
 use crate::model::interval::{Derived, Row};
+use crate::model::metrics::{self, Unit};
 use crate::model::trigger::Figure;
 use crate::model::trigger_eval::{row_figure, Hit};
 use crate::model::HostInfo;
@@ -39,8 +40,8 @@ pub struct Firing {
 /// The figure the top tables rank by: the trigger's where rows carry it.
 fn ranking(figure: Option<Figure>) -> Figure {
     match figure {
-        Some(f @ (Figure::WaitP99 | Figure::InvolPerS | Figure::MigrPerS)) => f,
-        _ => Figure::WaitP99,
+        Some(f @ (Figure::Metric(_) | Figure::Counter(_))) => f,
+        _ => wait_p99(),
     }
 }
 
@@ -99,35 +100,39 @@ impl Firing {
     }
 }
 
-pub fn figure_name(f: Figure) -> &'static str {
-    match f {
-        Figure::WaitP99 => "wait_p99",
-        Figure::InvolPerS => "invol_per_s",
-        Figure::MigrPerS => "migrations_per_s",
-        Figure::RqLen => "rq_len",
-        Figure::CpuPressure => "cpu_pressure",
-        Figure::ThrottledMsPerS => "throttled_ms_per_s",
-        Figure::Finding(k) => k.key(),
+/// The p99 run-queue wait, what a bundle made by hand ranks by.
+fn wait_p99() -> Figure {
+    Figure::Metric(metrics::by_key("p99_wait").expect("a metric of metrics.rs"))
+}
+
+pub fn figure_name(f: Figure) -> String {
+    f.name()
+}
+
+fn show_time(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{:.2}s", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.1}ms", v / 1e6)
+    } else {
+        format!("{:.0}us", v / 1e3)
     }
 }
 
-/// A figure's value as a person reads it.
+/// A figure's value as a person reads it (times arrive in ns).
 pub fn show_value(f: Figure, v: f64) -> String {
     match f {
-        Figure::WaitP99 => {
-            if v >= 1e9 {
-                format!("{:.2}s", v / 1e9)
-            } else if v >= 1e6 {
-                format!("{:.1}ms", v / 1e6)
-            } else {
-                format!("{:.0}us", v / 1e3)
-            }
-        }
+        Figure::Metric(m) => match m.unit {
+            Unit::Nanoseconds | Unit::Microseconds => show_time(v),
+            Unit::Percent => format!("{v:.1}%"),
+            Unit::PerSecond => format!("{v:.0}/s"),
+            _ => format!("{v:.0}"),
+        },
         Figure::CpuPressure => format!("{v:.1}%"),
         Figure::RqLen => format!("{v:.1}"),
         // a finding's impact: the share of its subject's time it explains
         Figure::Finding(_) => format!("{:.0}% impact", v * 100.0),
-        _ => format!("{v:.0}/s"),
+        Figure::Counter(_) | Figure::ThrottledMsPerS => format!("{v:.0}/s"),
     }
 }
 
@@ -252,7 +257,7 @@ mod tests {
     fn hostile_names_are_inert_in_the_text_and_quoted_in_json() {
         let f = Firing {
             reason: "proc:wait_p99>5ms".into(),
-            figure: Some(Figure::WaitP99),
+            figure: Some(wait_p99()),
             hits: vec![Hit {
                 id: 42,
                 comm: "\u{1b}[2Jevil".into(),

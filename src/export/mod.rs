@@ -13,6 +13,7 @@ pub mod openmetrics;
 pub mod openmetrics_cgroups;
 pub mod openmetrics_encode;
 pub mod openmetrics_levels;
+pub mod openmetrics_pressure;
 pub mod openmetrics_totals;
 pub mod perfetto;
 pub mod screenshot;

@@ -216,33 +216,7 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
                 .collect(),
         ));
     }
-    if let Some(p) = &t.pressure {
-        let lines = std::iter::once(("some", p.some)).chain(p.full.map(|f| ("full", f)));
-        let mut stalled = Vec::new();
-        let mut ratio = Vec::new();
-        for (kind, l) in lines {
-            stalled.push((vec![("kind", kind.to_string())], l.total_us as f64 / 1e6));
-            for (window, v) in [("10s", l.avg10), ("60s", l.avg60), ("300s", l.avg300)] {
-                ratio.push((
-                    vec![("kind", kind.to_string()), ("window", window.to_string())],
-                    v / 100.0,
-                ));
-            }
-        }
-        out.push(
-            counter(
-                "schedtop_cpu_pressure_stalled",
-                "CPU pressure (PSI, /proc/pressure/cpu): time some (or all) runnable tasks waited for a CPU.",
-                stalled,
-            )
-            .in_seconds(),
-        );
-        out.push(gauge(
-            "schedtop_cpu_pressure_ratio",
-            "CPU pressure (PSI): share of time stalled, averaged over the window.",
-            ratio,
-        ));
-    }
+    out.extend(t.pressure.families());
 
     let (finding, findings_left) = finding_family(&t.findings);
     out.push(finding);

@@ -8,11 +8,11 @@
 //! arrive once (`exited`), are added, and the process's totals stay.
 use std::collections::VecDeque;
 
+use super::openmetrics_pressure::PressureWindows;
 use crate::model::fasthash::IdMap;
 use std::sync::Arc;
 
 use crate::model::findings::Finding;
-use crate::model::pressure::CpuPressure;
 use crate::model::rates::counter_delta;
 use crate::model::shared_interval::{self, Deriver, Interval};
 use crate::model::tally::Tally;
@@ -69,8 +69,8 @@ pub struct Totals {
     pub derivations: u64,
     /// bumped by every update: a scrape renders again only when it moved
     pub generation: u64,
-    /// /proc/pressure/cpu when the Sample was taken (None: no PSI here)
-    pub pressure: Option<CpuPressure>,
+    /// the system's CPU pressure, from the Intervals (no PSI: none)
+    pub pressure: PressureWindows,
     /// the last interval's findings, ranked: the exporter's one derivation
     /// of the interval (the rest of its figures are cumulative)
     pub findings: Vec<Finding>,
@@ -95,7 +95,7 @@ impl Totals {
             sample_errors: 0,
             derivations: 0,
             generation: 0,
-            pressure: None,
+            pressure: PressureWindows::default(),
             findings: Vec::new(),
             cgroups: Vec::new(),
             deriver: None,
@@ -192,6 +192,7 @@ impl Totals {
             wait_hist: None,
             ..*c
         }));
+        self.pressure.take(iv);
         self.latest = Some(cur.clone());
         self.samples += 1;
         self.derivations = shared_interval::derivations();

@@ -34,6 +34,7 @@ pub mod tally;
 mod thread_same;
 pub mod trigger;
 pub mod trigger_eval;
+pub mod trigger_figures;
 pub mod why;
 pub mod why_resolve;
 

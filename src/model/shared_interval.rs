@@ -12,7 +12,7 @@ pub use super::derivation_count::derivations;
 use super::findings::{findings, Finding, IntervalFacts, Scope};
 use super::interval::{derive_reusing, Derived};
 use super::rates::{cpu_intervals, migration_deltas, CpuInterval};
-use super::trigger_eval::system_pressure_pct;
+use super::trigger_eval::{system_full_pressure_pct, system_pressure_pct};
 use super::{HostInfo, Sample};
 
 /// The interval that ends with `sample` (its rows read through it:
@@ -38,6 +38,8 @@ pub struct Interval {
     pub findings: Vec<Finding>,
     /// the system's `some` CPU pressure over the interval, % of it
     pub pressure_pct: Option<f64>,
+    /// the same for `full` (None before Linux 5.13, or without PSI)
+    pub pressure_full_pct: Option<f64>,
     /// where its rows go when the last sink lets go of it (its Deriver's)
     recycle: Option<Recycle>,
 }
@@ -121,6 +123,7 @@ impl Deriver {
             migrations: Vec::new(),
             findings: Vec::new(),
             pressure_pct: None,
+            pressure_full_pct: None,
             recycle: None,
         })
     }
@@ -169,6 +172,7 @@ pub fn of(host: &HostInfo, prev: Option<Arc<Sample>>, s: Arc<Sample>, spare: Der
         cpu_intervals: cpu_intervals(p, &s, dt),
         migrations: migration_deltas(p, &s),
         pressure_pct: system_pressure_pct(p, &s),
+        pressure_full_pct: system_full_pressure_pct(p, &s),
         findings: found,
         cpus,
         derived,

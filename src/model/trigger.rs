@@ -7,95 +7,15 @@
 //! EXPR   = SCOPE ":" METRIC OP VALUE [ " for " DURATION ]
 //!        | "finding:" KIND [ " for " DURATION ]
 //! SCOPE  = thread | proc | cgroup | cpu | system
+//! METRIC = a descriptor's key (trigger_figures.rs: metrics.rs, counters.rs)
 //! KIND   = cpu_quota | cpu_saturation | ... (model/finding_types.rs)
 //! OP     = ">" | ">=" | "<" | "<="
 //! ```
 use std::fmt;
 
 use super::finding_types::FindingKind;
-
-/// Whose figure: any thread, process, cgroup or CPU crossing the
-/// threshold fires, or the whole system's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    Thread,
-    Proc,
-    Cgroup,
-    Cpu,
-    System,
-    /// `finding:KIND`: a warning of that kind is among the findings
-    Finding,
-}
-
-/// The figure compared.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Figure {
-    /// p99 run-queue wait in the interval (ns)
-    WaitP99,
-    /// involuntary switches per second
-    InvolPerS,
-    /// migrations per second (a CPU: migrations into it)
-    MigrPerS,
-    /// run-queue length (CPU)
-    RqLen,
-    /// CPU pressure (PSI) `some`: % of the interval, from the kernel's
-    /// cumulative total (else its avg10)
-    CpuPressure,
-    /// ms throttled per second (cgroup CPU bandwidth)
-    ThrottledMsPerS,
-    /// a warning of this kind (the value: its impact, 0..=1)
-    Finding(FindingKind),
-}
-
-/// How a value is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Unit {
-    /// a time: `20ms`, `5us`, `1.5s`
-    Duration,
-    /// a plain number
-    Number,
-}
-
-/// (name, figure, unit, scopes it exists for)
-const FIGURES: &[(&str, Figure, Unit, &[Scope])] = &[
-    (
-        "wait_p99",
-        Figure::WaitP99,
-        Unit::Duration,
-        &[Scope::Thread, Scope::Proc, Scope::Cgroup],
-    ),
-    (
-        "invol_per_s",
-        Figure::InvolPerS,
-        Unit::Number,
-        &[Scope::Thread, Scope::Proc, Scope::Cgroup, Scope::System],
-    ),
-    (
-        "migrations_per_s",
-        Figure::MigrPerS,
-        Unit::Number,
-        &[
-            Scope::Thread,
-            Scope::Proc,
-            Scope::Cgroup,
-            Scope::Cpu,
-            Scope::System,
-        ],
-    ),
-    ("rq_len", Figure::RqLen, Unit::Number, &[Scope::Cpu]),
-    (
-        "cpu_pressure",
-        Figure::CpuPressure,
-        Unit::Number,
-        &[Scope::Cgroup, Scope::System],
-    ),
-    (
-        "throttled_ms_per_s",
-        Figure::ThrottledMsPerS,
-        Unit::Number,
-        &[Scope::Cgroup],
-    ),
-];
+use super::trigger_figures::{self, Unit};
+pub use super::trigger_figures::{Figure, Scope};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -246,16 +166,13 @@ pub fn parse(expr: &str) -> Result<Trigger, TriggerError> {
         (Op::Lt, &after[1..])
     };
     let value_s = value_s.trim();
-    let names: Vec<&str> = FIGURES
-        .iter()
-        .filter(|f| f.3.contains(&scope))
-        .map(|f| f.0)
-        .collect();
-    let Some(&(_, figure, unit, _)) = FIGURES.iter().find(|f| f.0 == name && f.3.contains(&scope))
-    else {
+    let Some((figure, unit)) = trigger_figures::resolve(scope, name) else {
         return Err(err(
             name,
-            &format!("a figure of {scope_s}: {}", names.join(", ")),
+            &format!(
+                "a figure of {scope_s}: {}",
+                trigger_figures::names(scope).join(", ")
+            ),
         ));
     };
     let threshold = match unit {
@@ -291,7 +208,13 @@ mod tests {
         let t = parse("proc:wait_p99>20ms").unwrap();
         assert_eq!(
             (t.scope, t.figure, t.op, t.threshold, t.for_ns),
-            (Scope::Proc, Figure::WaitP99, Op::Gt, 20e6, 0)
+            (
+                Scope::Proc,
+                Figure::metric("p99_wait").unwrap(),
+                Op::Gt,
+                20e6,
+                0
+            )
         );
         let t = parse("cpu:rq_len>8 for 3s").unwrap();
         assert_eq!(

@@ -7,8 +7,10 @@ use super::cgroup::CgroupRow;
 use super::cpus::CpuView;
 use super::findings::{Finding, Severity, Value};
 use super::interval::{Derived, Row};
+use super::metrics::Get;
 use super::trigger::{Figure, Scope, Trigger};
-use super::Sample;
+use super::trigger_figures::to_compared;
+use super::{Pressure, Sample};
 
 /// Who crossed the threshold, with the figure (ns for times).
 #[derive(Clone, Debug, PartialEq)]
@@ -57,53 +59,95 @@ impl<'a> Figures<'a> {
 /// The system's `some` CPU pressure over the interval from `prev` to `cur`
 /// in % (from the kernel's cumulative µs), else its 10 s average.
 pub fn system_pressure_pct(prev: Option<&Sample>, cur: &Sample) -> Option<f64> {
-    let c = cur.system.cpu_pressure.as_deref()?;
-    let from_total = prev.and_then(|p| {
-        let p = p.system.cpu_pressure.as_deref()?;
-        let dt_us = cur.mono_ns.checked_sub(prev?.mono_ns)? as f64 / 1e3;
-        let d = c.some_total_us.checked_sub(p.some_total_us)? as f64;
-        (dt_us > 0.0).then(|| (d / dt_us * 100.0).min(100.0))
-    });
-    Some(from_total.unwrap_or(c.some_avg10))
+    pressure_share(prev, cur, |p| Some((p.some_total_us, p.some_avg10)))
 }
 
-/// A row's figure; None where the row does not carry it.
+/// The same for `full` (all non-idle tasks waiting; None before 5.13).
+pub fn system_full_pressure_pct(prev: Option<&Sample>, cur: &Sample) -> Option<f64> {
+    pressure_share(prev, cur, |p| Some((p.full_total_us?, p.full_avg10?)))
+}
+
+fn pressure_share(
+    prev: Option<&Sample>,
+    cur: &Sample,
+    line: impl Fn(&Pressure) -> Option<(u64, f64)>,
+) -> Option<f64> {
+    let (c_total, c_avg10) = line(cur.system.cpu_pressure.as_deref()?)?;
+    let from_total = prev.and_then(|p| {
+        let (p_total, _) = line(p.system.cpu_pressure.as_deref()?)?;
+        let dt_us = cur.mono_ns.checked_sub(p.mono_ns)? as f64 / 1e3;
+        let d = c_total.checked_sub(p_total)? as f64;
+        (dt_us > 0.0).then(|| (d / dt_us * 100.0).min(100.0))
+    });
+    Some(from_total.unwrap_or(c_avg10))
+}
+
+/// A row's figure; None where the row does not carry it (times in ns).
 pub fn row_figure(f: Figure, r: &Row) -> Option<f64> {
     match f {
-        // log2 buckets: the p99 is known to a factor of two (upper bound)
-        Figure::WaitP99 => r.p99_wait_us.map(|us| us as f64 * 1e3),
-        // nvcsw: the kernel's non-voluntary (involuntary) switch count
-        Figure::InvolPerS => r.nvcsw_s,
-        Figure::MigrPerS => r.migr_s,
+        // p99s: interpolated within a log-linear bucket (metrics.rs)
+        Figure::Metric(m) => m.value(r).number().map(|v| to_compared(m, v)),
+        Figure::Counter(d) => r.counter_per_s(d),
         _ => None,
+    }
+}
+
+/// Whether a row carries what the figure is computed from, though the
+/// figure itself may be unknown (an empty histogram has no p99: a quiet
+/// interval, not a missing figure).
+fn row_measured(f: Figure, r: &Row) -> bool {
+    match f {
+        Figure::Metric(m) => match m.key {
+            "p99_wait" => r.wait_hist.is_some(),
+            "p99_wakeup_wait" => r.wakeup_wait_hist.is_some(),
+            "p99_preempt_wait" => r.preempt_wait_hist.is_some(),
+            "p99_slice" => r.slice_hist.is_some(),
+            "migr" => r.migrations.is_some(),
+            _ => match m.get {
+                Get::Total(_) | Get::Column(..) | Get::ByLabel(_) => r.counters.is_known(),
+                Get::Row(_) => false,
+            },
+        },
+        Figure::Counter(_) => r.counters.is_known(),
+        _ => false,
     }
 }
 
 fn cgroup_figure(f: Figure, c: &CgroupRow) -> Option<f64> {
     match f {
-        Figure::WaitP99 => c.p99_wait_us.map(|us| us as f64 * 1e3),
-        Figure::InvolPerS => c.nvcsw_s,
-        Figure::MigrPerS => c.migr_s,
+        Figure::Metric(m) => match m.key {
+            "p99_wait" => c.p99_wait_us.map(|us| us as f64 * 1e3),
+            "nvcsw" => c.nvcsw_s,
+            "migr" => c.migr_s,
+            _ => None,
+        },
         Figure::CpuPressure => c.psi_some_pct.or(c.psi_some_avg10),
         Figure::ThrottledMsPerS => c.throttled_ms_per_s,
-        Figure::RqLen | Figure::Finding(_) => None,
+        Figure::Counter(_) | Figure::RqLen | Figure::Finding(_) => None,
     }
+}
+
+/// The threads' figures summed (None: no thread carries it).
+fn sum_rows(d: &Derived, read: impl Fn(&Row) -> Option<f64>) -> Option<f64> {
+    let mut any = false;
+    let sum = d
+        .threads
+        .iter()
+        .filter_map(read)
+        .inspect(|_| any = true)
+        .sum::<f64>();
+    any.then_some(sum)
 }
 
 fn system_figure(f: Figure, x: &Figures) -> Option<f64> {
     let d = x.derived;
     match f {
-        Figure::InvolPerS => Some(d.system.involuntary_s),
-        Figure::MigrPerS => {
-            let mut any = false;
-            let sum = d
-                .threads
-                .iter()
-                .filter_map(|r| r.migr_s)
-                .inspect(|_| any = true)
-                .sum::<f64>();
-            any.then_some(sum)
-        }
+        Figure::Metric(m) => match m.key {
+            "nvcsw" => Some(d.system.involuntary_s),
+            "migr" => sum_rows(d, |r| r.migr_s),
+            _ => None,
+        },
+        Figure::Counter(c) => sum_rows(d, |r| r.counter_per_s(c)),
         Figure::CpuPressure => x.pressure_pct,
         _ => None,
     }
@@ -131,11 +175,7 @@ pub fn evaluate(t: &Trigger, x: &Figures) -> Verdict {
             }
         }
     };
-    let row_measured = |r: &Row| match t.figure {
-        Figure::WaitP99 => r.wait_hist.is_some(),
-        Figure::MigrPerS => r.migrations.is_some(),
-        _ => false,
-    };
+    let row_measured = |r: &Row| row_measured(t.figure, r);
     match t.scope {
         Scope::Thread => d
             .threads
@@ -146,17 +186,15 @@ pub fn evaluate(t: &Trigger, x: &Figures) -> Verdict {
             .iter()
             .for_each(|r| consider(r.id, &r.comm, row_figure(t.figure, r), row_measured(r))),
         Scope::Cgroup => d.cgroups.iter().for_each(|c| {
-            let measured = match t.figure {
-                Figure::WaitP99 => c.wait_hist.is_some(),
-                _ => false,
-            };
+            let measured = matches!(t.figure, Figure::Metric(m) if m.key == "p99_wait")
+                && c.wait_hist.is_some();
             consider(0, &c.path, cgroup_figure(t.figure, c), measured)
         }),
         Scope::Cpu => {
             for c in x.cpus.map_or(&[][..], |v| &v.cpus[..]) {
                 let v = match t.figure {
                     Figure::RqLen => c.rq_now,
-                    Figure::MigrPerS => c.migr_in_s,
+                    Figure::Metric(m) if m.key == "migr" => c.migr_in_s,
                     _ => None,
                 };
                 consider(c.cpu, &format!("cpu{}", c.cpu), v, false);
@@ -418,5 +456,97 @@ mod tests {
         assert!(!h.update(true, 8 * s, 3 * s)); // once per episode
         assert!(!h.update(false, 9 * s, 3 * s));
         assert!(h.update(true, 10 * s, 0)); // `for` 0: at once
+    }
+
+    /// Two Samples 2 s apart: the counter's cumulative values are known,
+    /// so each level's rate is computed by hand. The trigger reads it
+    /// through the descriptor alone (no code of its own for the counter).
+    #[test]
+    fn a_counter_descriptor_fires_at_every_level() {
+        use crate::model::counters::{Counters, CTR_CROSS_NODE_MIGRATIONS};
+        use crate::model::shared_interval::Deriver;
+        use crate::model::trigger::parse;
+        use crate::model::trigger_eval::{evaluate, Figures, Verdict};
+        use crate::model::{Sample, ThreadSample};
+        let thread = |tid: u32, pid: u32, comm: &str, xnode: Option<u64>| ThreadSample {
+            tid,
+            pid,
+            comm: comm.into(),
+            process_comm: comm.into(),
+            migrations: Some(0),
+            counters: xnode.map_or(Counters::UNKNOWN, |n| {
+                Counters::of(&[(CTR_CROSS_NODE_MIGRATIONS, n)])
+            }),
+            ..Default::default()
+        };
+        let sample = |s: u64, moved: u64, steady: u64, procfs: bool| Sample {
+            mono_ns: s * 1_000_000_000,
+            threads: vec![
+                thread(10, 10, "mover", Some(moved)),
+                thread(11, 10, "steady", Some(steady)),
+                thread(20, 20, "other", (!procfs).then_some(0)),
+            ]
+            .into(),
+            ..Default::default()
+        };
+        let host = crate::model::HostInfo {
+            hostname: "test".into(),
+            kernel: "test".into(),
+            topology: Default::default(),
+            source: crate::model::SourceKind::Bpf,
+            degraded_reason: None,
+            sched_ext: None,
+            interval_ns: 2_000_000_000,
+        };
+        let mut d = Deriver::new(host.clone());
+        d.next(sample(0, 4, 1, false));
+        // mover: 30 in 2 s; steady: 2 in 2 s; the process: both
+        let iv = d.next(sample(2, 34, 3, false));
+        let x = Figures {
+            derived: &iv.derived,
+            cpus: iv.cpus.as_ref(),
+            pressure_pct: iv.pressure_pct,
+            findings: &iv.findings,
+        };
+        let fired = |e: &str| match evaluate(&parse(e).unwrap(), &x) {
+            Verdict::Holds(h) => h.into_iter().map(|h| (h.id, h.value)).collect::<Vec<_>>(),
+            v => panic!("{e}: {v:?}"),
+        };
+        assert_eq!(fired("thread:cross_node_migrations_per_s>10"), [(10, 15.0)]);
+        assert_eq!(fired("thread:cross_node_migrations_per_s>0.5").len(), 2);
+        assert_eq!(fired("proc:cross_node_migrations_per_s>10"), [(10, 16.0)]);
+        assert_eq!(fired("system:cross_node_migrations_per_s>=16"), [(0, 16.0)]);
+        // the counter's generated metrics: its table column and its total
+        assert_eq!(fired("proc:xnode>15.5"), [(10, 16.0)]);
+        assert_eq!(fired("thread:cross_node_migrations>=30"), [(10, 30.0)]);
+        let quiet = |e: &str| evaluate(&parse(e).unwrap(), &x);
+        assert_eq!(
+            quiet("system:cross_node_migrations_per_s>16"),
+            Verdict::Quiet
+        );
+        assert_eq!(
+            quiet("thread:cross_node_migrations_per_s>15"),
+            Verdict::Quiet
+        );
+        // a source without the counters (procfs) says so, it is not quiet
+        let mut d = Deriver::new(host);
+        let procfs = |s| Sample {
+            threads: vec![thread(20, 20, "other", None)].into(),
+            ..sample(s, 0, 0, true)
+        };
+        d.next(procfs(0));
+        let iv = d.next(procfs(2));
+        assert!(matches!(
+            evaluate(
+                &parse("thread:cross_node_migrations_per_s>1").unwrap(),
+                &Figures::rows(&iv.derived)
+            ),
+            Verdict::NotEvaluated(_)
+        ));
+        // a name no table has is refused with the keys there are
+        let e = parse("proc:cross_node_per_s>1").unwrap_err();
+        assert_eq!(e.part, "cross_node_per_s");
+        assert!(e.expected.contains("cross_node_migrations_per_s"), "{e}");
+        assert!(!e.to_string().contains('\n'));
     }
 }
