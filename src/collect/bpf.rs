@@ -53,6 +53,7 @@ pub struct BpfSource {
     pid_filter: Vec<u32>,
     cgroups: CgroupCollector,
     names: super::name_intern::NameInterner,
+    wakers: super::waker_slots::WakerSlots,
     /// the dirty-set read path (6.2+ with task storage); None: every task
     /// is read at every drain
     changed: Option<ChangedReader>,
@@ -231,6 +232,7 @@ impl BpfSource {
             // the same mountinfo the loader chose the hierarchy by
             cgroups: CgroupCollector::discover(Path::new("/proc")),
             names: Default::default(),
+            wakers: Default::default(),
             changed,
         })
     }
@@ -362,11 +364,13 @@ impl BpfSource {
         }
         let iter_link = &self.iter_link;
         let storage = self.storage;
+        self.wakers.full_pass_begins();
         let mut out = ThreadsOut::new(
             self.last_drain_ns,
             &self.pid_filter,
             self.last_threads + 64,
             &mut self.names,
+            &mut self.wakers,
         );
         let (book, cgroups) = (&mut self.book, &mut self.cgroups);
         let mut pass = book.begin(exited);
@@ -390,6 +394,7 @@ impl BpfSource {
             return Err(e);
         }
         book.finish(pass);
+        out.wakers.full_pass_ended();
         let ThreadsOut {
             threads,
             cgroups: table,
@@ -424,6 +429,7 @@ impl BpfSource {
             &self.pid_filter,
             self.last_threads + 64,
             &mut self.names,
+            &mut self.wakers,
         );
         let (book, cgroups) = (&mut self.book, &mut self.cgroups);
         let mut pass = book.begin(exited);
