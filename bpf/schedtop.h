@@ -236,7 +236,8 @@ struct cpu_stats {
 	u64 softirq_ns[SOFTIRQ_VECTORS];
 	/* stolen.bpf.h's clock: the current stretch began at irq_stamp, in a
 	 * hardirq (irq_hard) or softirq vector irq_soft - 1, interrupting
-	 * irq_task */
+	 * irq_task. irq_soft is kept for the wakers too (why.bpf.h), with or
+	 * without the clock. */
 	u64 irq_stamp;
 	u64 irq_task;
 	u32 irq_hard;

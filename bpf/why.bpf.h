@@ -284,37 +284,6 @@ static __always_inline void why_switch_out(struct task_struct *prev, struct task
 /* 1: count who woke each thread (set by user space before load) */
 const volatile u32 count_wakers = 1;
 
-/* Per CPU: the softirq vector running here + 1 (0: none), set around each
- * vector's handler; softirqs do not nest on a CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, u32);
-} softirq_running SEC(".maps");
-
-static __always_inline void set_softirq(u32 v)
-{
-	u32 zero = 0, *cur = bpf_map_lookup_elem(&softirq_running, &zero);
-
-	if (cur)
-		*cur = v;
-}
-
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(why_softirq_entry, unsigned int vec)
-{
-	set_softirq(vec + 1);
-	return 0;
-}
-
-SEC("tp_btf/softirq_exit")
-int BPF_PROG(why_softirq_exit, unsigned int vec)
-{
-	set_softirq(0);
-	return 0;
-}
-
 /* The kernel's softirq numbering (include/linux/interrupt.h, 5.10 .. 6.18):
  * TIMER 1, NET_TX 2, NET_RX 3, BLOCK 4, HRTIMER 8; the rest is "other". */
 static __always_inline u32 softirq_waker(u32 vec)
@@ -346,11 +315,12 @@ const volatile s64 preempt_count_from_rq = 0;
  * stack, where a tp_btf program's ctx (the argument array, on the stack of
  * the code that fired the tracepoint) is off the task's stack; a hardirq
  * from user mode runs on the task stack and is then missed. The softirq
- * vector the probes above saw running names the kind. */
+ * vector the softirq probes saw running names the kind. */
 static __always_inline u32 waker_id(void *ctx)
 {
-	u32 zero = 0, *vec, pid, pc = 0;
+	u32 zero = 0, pid, pc = 0;
 	struct task_struct *cur;
+	struct cpu_stats *c;
 	u64 lo, at = (u64)ctx;
 	struct rq *rq = 0;
 
@@ -376,10 +346,10 @@ static __always_inline u32 waker_id(void *ctx)
 			return pid ? pid : WAKER_IDLE;
 	}
 	/* a softirq (the preempt count says so), or no preempt count: the
-	 * vector the probes above saw running, if any */
-	vec = bpf_map_lookup_elem(&softirq_running, &zero);
-	if (vec && *vec)
-		return softirq_waker(*vec - 1);
+	 * vector the softirq probes (stolen.bpf.h) saw running, if any */
+	c = bpf_map_lookup_elem(&cpus, &zero);
+	if (c && c->irq_soft)
+		return softirq_waker(c->irq_soft - 1);
 	if (pc & SOFTIRQ_OFFSET)
 		return WAKER_SOFTIRQ_OTHER;
 	if (at < lo || at >= lo + THREAD_SIZE_X86_64)

@@ -134,21 +134,16 @@ impl BpfSource {
         );
         if super::features::wakers_on() {
             // who woke whom: the waker's side of every wakeup, and the
-            // softirq vector running on each CPU (why.bpf.h)
+            // softirq vector running on each CPU (why.bpf.h, stolen.bpf.h),
+            // unless the interrupt-time probes watch it already
             skel.links.handle_waking =
                 Some(skel.progs.handle_waking.attach().context(attach_failed)?);
-            skel.links.why_softirq_entry = Some(
-                skel.progs
-                    .why_softirq_entry
-                    .attach()
-                    .context(attach_failed)?,
-            );
-            skel.links.why_softirq_exit = Some(
-                skel.progs
-                    .why_softirq_exit
-                    .attach()
-                    .context(attach_failed)?,
-            );
+            if irq_links.is_empty() {
+                skel.links.irq_soft_entry =
+                    Some(skel.progs.irq_soft_entry.attach().context(attach_failed)?);
+                skel.links.irq_soft_exit =
+                    Some(skel.progs.irq_soft_exit.attach().context(attach_failed)?);
+            }
             let found = super::features::preempt_count_from_rq();
             features.set(Feature::Wakers, true, super::features::wakers_detail(found));
         } else {
