@@ -271,8 +271,8 @@ static __always_inline void save_exited(struct task_struct *t, struct thread_sta
 		bpf_map_delete_elem(&thread_hash, &key.tid);
 }
 
-#include "why.bpf.h"
 #include "dirty.bpf.h"
+#include "why.bpf.h"
 #include "stolen.bpf.h"
 
 static __always_inline void count_wait(struct thread_stats *s, u64 ns, u64 n, bool wakeup)
@@ -460,7 +460,7 @@ int BPF_PROG(handle_waking, struct task_struct *p)
 	/* its wakeups changed: a drain that reads only changed threads must
 	 * read it, or the pairs just counted for it are dropped with the
 	 * unread threads' (a woken thread waiting on a busy run queue has not
-	 * switched out yet; seen on a loaded 6.18 host). count_pair's locked
+	 * switched out yet; seen on a loaded 6.18 host). why_wakeup's locked
 	 * add is the barrier before mark_dirty loads the epoch. */
 	if (dirty_sets && s)
 		mark_dirty(p, s);

@@ -72,6 +72,11 @@
 #define WAKER_SOFTIRQ_OTHER 0xffffff04u
 #define WAKER_IDLE 0xffffff05u
 
+/* Wakers counted in the wakee's own record (why.bpf.h why_wakeup): the
+ * first ones a thread meets keep a slot for its life; the pair map takes
+ * only the wakeups of others. */
+#define WAKER_SLOTS 4
+
 struct pair_key {
 	u32 subject;
 	u32 other;
@@ -185,9 +190,16 @@ struct thread_stats {
 	/* the generic counters above (CTR_*): cumulative since the probes
 	 * attached (or the thread began, if later) */
 	u64 counters[THREAD_COUNTERS];
-	/* why.bpf.h: wakeups counted in the PAIR_WAKE list (cumulative), so
-	 * user space can check that the list accounts for every one */
+	/* why.bpf.h: wakeups counted (cumulative), in the waker slots below
+	 * or the PAIR_WAKE list, so user space can check that they account
+	 * for every one */
 	u64 wakeups;
+	/* why.bpf.h: the first WAKER_SLOTS distinct wakers of this thread (0:
+	 * a free slot) and their cumulative counts. A slot's waker never
+	 * changes, so user space takes each interval's share as the
+	 * difference of two reads (collect/waker_slots.rs). */
+	u32 waker_id[WAKER_SLOTS];
+	u64 waker_count[WAKER_SLOTS];
 	/* the iterator's: task->real_parent->tgid, the parent process (a
 	 * thread's is its process's: CLONE_THREAD copies real_parent) */
 	u32 ppid;
@@ -227,7 +239,8 @@ struct cpu_stats {
 	u64 softirq_ns[SOFTIRQ_VECTORS];
 	/* stolen.bpf.h's clock: the current stretch began at irq_stamp, in a
 	 * hardirq (irq_hard) or softirq vector irq_soft - 1, interrupting
-	 * irq_task */
+	 * irq_task. irq_soft is kept for the wakers too (why.bpf.h), with or
+	 * without the clock. */
 	u64 irq_stamp;
 	u64 irq_task;
 	u32 irq_hard;

@@ -163,19 +163,25 @@ static __always_inline int hardirq_exit(void)
 	return 0;
 }
 
+/* One program per softirq tracepoint serves both users: the vector running
+ * on this CPU (cpu_stats.irq_soft), which names a softirq's wakeups
+ * (why.bpf.h waker_id), and the stolen-time clock. Loaded when either is
+ * on (collect/irq_time.rs). */
 SEC("tp_btf/softirq_entry")
 int BPF_PROG(irq_soft_entry, unsigned int vec)
 {
 	struct cpu_stats *c;
 
-	if (!irq_time_on || bench_empty_probes)
+	if (bench_empty_probes)
 		return 0;
 	c = irq_cpu();
 	if (!c)
 		return 0;
+	c->irq_soft = vec < SOFTIRQ_VECTORS ? vec + 1 : 0;
+	if (!irq_time_on)
+		return 0;
 	/* softirqs never run inside a hardirq: a flag still set is stale */
 	c->irq_hard = 0;
-	c->irq_soft = vec < SOFTIRQ_VECTORS ? vec + 1 : 0;
 	c->irq_task = bpf_get_current_task();
 	c->irq_stamp = bpf_ktime_get_ns();
 	return 0;
@@ -186,14 +192,20 @@ int BPF_PROG(irq_soft_exit, unsigned int vec)
 {
 	struct task_struct *cur;
 	struct cpu_stats *c;
+	u32 was;
 	u64 now, d;
 
-	if (!irq_time_on || bench_empty_probes)
+	if (bench_empty_probes)
 		return 0;
 	c = irq_cpu();
-	if (!c || c->irq_hard || c->irq_soft != vec + 1)
+	if (!c)
 		return 0;
+	/* no softirq runs here from now on, whatever the clock makes of it
+	 * (a hardirq flag still set is a lost exit: nothing is charged) */
+	was = c->irq_soft;
 	c->irq_soft = 0;
+	if (!irq_time_on || c->irq_hard || was != vec + 1)
+		return 0;
 	now = bpf_ktime_get_ns();
 	cur = (struct task_struct *)bpf_get_current_task();
 	d = stretch(c, now, cur);

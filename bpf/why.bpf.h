@@ -284,37 +284,6 @@ static __always_inline void why_switch_out(struct task_struct *prev, struct task
 /* 1: count who woke each thread (set by user space before load) */
 const volatile u32 count_wakers = 1;
 
-/* Per CPU: the softirq vector running here + 1 (0: none), set around each
- * vector's handler; softirqs do not nest on a CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, u32);
-} softirq_running SEC(".maps");
-
-static __always_inline void set_softirq(u32 v)
-{
-	u32 zero = 0, *cur = bpf_map_lookup_elem(&softirq_running, &zero);
-
-	if (cur)
-		*cur = v;
-}
-
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(why_softirq_entry, unsigned int vec)
-{
-	set_softirq(vec + 1);
-	return 0;
-}
-
-SEC("tp_btf/softirq_exit")
-int BPF_PROG(why_softirq_exit, unsigned int vec)
-{
-	set_softirq(0);
-	return 0;
-}
-
 /* The kernel's softirq numbering (include/linux/interrupt.h, 5.10 .. 6.18):
  * TIMER 1, NET_TX 2, NET_RX 3, BLOCK 4, HRTIMER 8; the rest is "other". */
 static __always_inline u32 softirq_waker(u32 vec)
@@ -346,12 +315,12 @@ const volatile s64 preempt_count_from_rq = 0;
  * stack, where a tp_btf program's ctx (the argument array, on the stack of
  * the code that fired the tracepoint) is off the task's stack; a hardirq
  * from user mode runs on the task stack and is then missed. The softirq
- * vector the probes above saw running names the kind. */
+ * vector the softirq probes saw running names the kind. */
 static __always_inline u32 waker_id(void *ctx)
 {
-	u32 zero = 0, *vec = bpf_map_lookup_elem(&softirq_running, &zero);
-	u32 pid, pc = 0, soft = vec && *vec ? softirq_waker(*vec - 1) : WAKER_SOFTIRQ_OTHER;
+	u32 zero = 0, pid, pc = 0;
 	struct task_struct *cur;
+	struct cpu_stats *c;
 	u64 lo, at = (u64)ctx;
 	struct rq *rq = 0;
 
@@ -359,38 +328,73 @@ static __always_inline u32 waker_id(void *ctx)
 		cur = bpf_get_current_task_btf();
 		lo = (u64)cur->stack;
 		pid = cur->pid;
+		/* a trusted task: plain loads, no helper call per hop */
+		if (preempt_count_from_rq && bpf_core_field_exists(((struct cfs_rq *)0)->rq))
+			rq = cur->se.cfs_rq->rq;
 	} else {
 		/* 5.10: no trusted current */
 		cur = (struct task_struct *)bpf_get_current_task();
 		lo = (u64)BPF_CORE_READ(cur, stack);
 		pid = BPF_CORE_READ(cur, pid);
+		if (preempt_count_from_rq && bpf_core_field_exists(((struct cfs_rq *)0)->rq))
+			rq = BPF_CORE_READ(cur, se.cfs_rq, rq);
 	}
-	if (preempt_count_from_rq && bpf_core_field_exists(((struct cfs_rq *)0)->rq))
-		rq = BPF_CORE_READ(cur, se.cfs_rq, rq);
 	if (rq && !bpf_probe_read_kernel(&pc, sizeof(pc), (char *)rq + preempt_count_from_rq)) {
 		if (pc & HARDIRQ_OR_NMI_MASK)
 			return WAKER_HARDIRQ;
-		if (pc & SOFTIRQ_OFFSET)
-			return soft;
-		return pid ? pid : WAKER_IDLE;
+		if (!(pc & SOFTIRQ_OFFSET))
+			return pid ? pid : WAKER_IDLE;
 	}
-	if (vec && *vec)
-		return soft;
+	/* a softirq (the preempt count says so), or no preempt count: the
+	 * vector the softirq probes (stolen.bpf.h) saw running, if any */
+	c = bpf_map_lookup_elem(&cpus, &zero);
+	if (c && c->irq_soft)
+		return softirq_waker(c->irq_soft - 1);
+	if (pc & SOFTIRQ_OFFSET)
+		return WAKER_SOFTIRQ_OTHER;
 	if (at < lo || at >= lo + THREAD_SIZE_X86_64)
 		return WAKER_HARDIRQ;
 	return pid ? pid : WAKER_IDLE;
 }
 
-/* A wakeup of p, from a program whose ctx is on the waker's stack: counted
- * for p's (wakee, waker) pair. p is serialised by its pi_lock here, so its
- * own counter needs no atomic add. A thread without a record (no switch-out
- * seen yet) is not counted, as its wait is not. */
+/* A wakeup of p, from a program whose ctx is on the waker's stack. p is
+ * serialised by its pi_lock here (try_to_wake_up, wake_up_new_task), so
+ * its record needs no atomic add: the waker goes in the first of p's own
+ * slots that holds it or is free, without a map update (a ping-pong
+ * thread has one waker; a sleeper the timer); only a thread with more
+ * than WAKER_SLOTS wakers sends the others to the pair map. A thread
+ * without a record (no switch-out seen yet) is not counted, as its wait
+ * is not. */
 static __always_inline void why_wakeup(void *ctx, struct task_struct *p, struct thread_stats *s)
 {
+	u32 w, i;
+
 	if (!count_wakers || !s)
 		return;
-	s->wakeups++;
-	count_pair(PAIR_WAKE, p->pid, waker_id(ctx), 1);
+	w = waker_id(ctx);
+#pragma unroll
+	for (i = 0; i < WAKER_SLOTS; i++) {
+		if (s->waker_id[i] == w) {
+			s->waker_count[i]++;
+			break;
+		}
+		if (!s->waker_id[i]) {
+			/* the waker before its count: a count read is never
+			 * taken for another slot's */
+			s->waker_id[i] = w;
+			barrier();
+			s->waker_count[i] = 1;
+			break;
+		}
+	}
+	if (i == WAKER_SLOTS)
+		count_pair(PAIR_WAKE, p->pid, w, 1);
+	/* last, and locked: the full barrier the dirty-set protocol needs
+	 * before handle_waking's mark_dirty loads the epoch (dirty.bpf.h) */
+	if (dirty_sets)
+		__sync_fetch_and_add(&s->wakeups, 1);
+	else
+		s->wakeups++;
 }
 
 #endif

@@ -53,6 +53,7 @@ pub struct BpfSource {
     pid_filter: Vec<u32>,
     cgroups: CgroupCollector,
     names: super::name_intern::NameInterner,
+    wakers: super::waker_slots::WakerSlots,
     /// the dirty-set read path (6.2+ with task storage); None: every task
     /// is read at every drain
     changed: Option<ChangedReader>,
@@ -133,21 +134,16 @@ impl BpfSource {
         );
         if super::features::wakers_on() {
             // who woke whom: the waker's side of every wakeup, and the
-            // softirq vector running on each CPU (why.bpf.h)
+            // softirq vector running on each CPU (why.bpf.h, stolen.bpf.h),
+            // unless the interrupt-time probes watch it already
             skel.links.handle_waking =
                 Some(skel.progs.handle_waking.attach().context(attach_failed)?);
-            skel.links.why_softirq_entry = Some(
-                skel.progs
-                    .why_softirq_entry
-                    .attach()
-                    .context(attach_failed)?,
-            );
-            skel.links.why_softirq_exit = Some(
-                skel.progs
-                    .why_softirq_exit
-                    .attach()
-                    .context(attach_failed)?,
-            );
+            if irq_links.is_empty() {
+                skel.links.irq_soft_entry =
+                    Some(skel.progs.irq_soft_entry.attach().context(attach_failed)?);
+                skel.links.irq_soft_exit =
+                    Some(skel.progs.irq_soft_exit.attach().context(attach_failed)?);
+            }
             let found = super::features::preempt_count_from_rq();
             features.set(Feature::Wakers, true, super::features::wakers_detail(found));
         } else {
@@ -231,6 +227,7 @@ impl BpfSource {
             // the same mountinfo the loader chose the hierarchy by
             cgroups: CgroupCollector::discover(Path::new("/proc")),
             names: Default::default(),
+            wakers: Default::default(),
             changed,
         })
     }
@@ -362,11 +359,13 @@ impl BpfSource {
         }
         let iter_link = &self.iter_link;
         let storage = self.storage;
+        self.wakers.full_pass_begins();
         let mut out = ThreadsOut::new(
             self.last_drain_ns,
             &self.pid_filter,
             self.last_threads + 64,
             &mut self.names,
+            &mut self.wakers,
         );
         let (book, cgroups) = (&mut self.book, &mut self.cgroups);
         let mut pass = book.begin(exited);
@@ -390,6 +389,7 @@ impl BpfSource {
             return Err(e);
         }
         book.finish(pass);
+        out.wakers.full_pass_ended();
         let ThreadsOut {
             threads,
             cgroups: table,
@@ -424,6 +424,7 @@ impl BpfSource {
             &self.pid_filter,
             self.last_threads + 64,
             &mut self.names,
+            &mut self.wakers,
         );
         let (book, cgroups) = (&mut self.book, &mut self.cgroups);
         let mut pass = book.begin(exited);

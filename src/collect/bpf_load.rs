@@ -134,7 +134,7 @@ fn open_and_load(
         super::why_syscalls::fill(&mut ro.syscall_reason);
         ro.cause_matrix_cpus = super::why_drain::cause_matrix_cpus(nr_cpus);
     }
-    super::irq_time::prepare(&mut open, irq_time);
+    super::irq_time::prepare(&mut open, irq_time, super::features::wakers_on());
     open.maps
         .migration_matrix
         .set_max_entries(nr_cpus * nr_cpus)

@@ -17,6 +17,8 @@ pub(super) struct ThreadsOut<'a> {
     /// the kernel's cgroup id of each of `threads`
     pub cgroup_ids: Vec<u64>,
     pub names: &'a mut NameInterner,
+    /// what each thread's waker slots had at its last read
+    pub wakers: &'a mut super::waker_slots::WakerSlots,
 }
 
 impl<'a> ThreadsOut<'a> {
@@ -26,6 +28,7 @@ impl<'a> ThreadsOut<'a> {
         pid_filter: &'a [u32],
         expected: usize,
         names: &'a mut NameInterner,
+        wakers: &'a mut super::waker_slots::WakerSlots,
     ) -> Self {
         ThreadsOut {
             born_after,
@@ -34,6 +37,7 @@ impl<'a> ThreadsOut<'a> {
             cgroups: CgroupTable::default(),
             cgroup_ids: Vec::with_capacity(expected),
             names,
+            wakers,
         }
     }
 
@@ -51,6 +55,7 @@ impl<'a> ThreadsOut<'a> {
             return;
         }
         let new = s.start_time >= self.born_after || late_new;
+        self.wakers.take(s, exited, pairs);
         self.cgroup_ids.push(s.cgroup_id);
         self.threads.push(ThreadSample {
             tid: s.tid,

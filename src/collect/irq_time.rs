@@ -62,7 +62,9 @@ fn has_tracepoint(tp: &str) -> bool {
 /// Before load: turn the probes on, or leave them out of the object (a
 /// program left out cannot fail the load); also those whose tracepoint this
 /// kernel lacks (x86's irq_vectors elsewhere, vectors a config leaves out).
-pub fn prepare(open: &mut OpenSchedtopSkel<'_>, on: bool) {
+/// `wakers`: the softirq programs also name the vector a wakeup came from,
+/// so they load for either.
+pub fn prepare(open: &mut OpenSchedtopSkel<'_>, on: bool, wakers: bool) {
     if let Some(ro) = open.maps.rodata_data.as_mut() {
         ro.irq_time_on = on as u32;
     }
@@ -70,7 +72,8 @@ pub fn prepare(open: &mut OpenSchedtopSkel<'_>, on: bool) {
         let Some(tp) = p.name().to_str().and_then(tracepoint_of) else {
             continue;
         };
-        p.set_autoload(on && has_tracepoint(&tp));
+        let wanted = on || (wakers && tp.starts_with("softirq_"));
+        p.set_autoload(wanted && has_tracepoint(&tp));
     }
 }
 

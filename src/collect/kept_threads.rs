@@ -6,7 +6,7 @@
 use crate::model::fasthash::{IdFilter, IdMap, IdSet};
 use std::sync::Arc;
 
-use crate::model::why::{PairKind, WhySample};
+use crate::model::why::{bound_pairs, PairKind, WhySample};
 use crate::model::{ThreadSample, Threads};
 
 use super::bpf_threads::ThreadKey;
@@ -42,12 +42,23 @@ fn take_preemptors(later: &mut ThreadSample, earlier: ThreadSample) {
     };
     for kind in PairKind::ALL {
         let (list, rest) = from.pairs(kind);
-        let (have, have_rest) = into.pairs(kind);
-        if have.is_empty() && have_rest == 0 && (!list.is_empty() || rest != 0) {
-            let (l, r) = Arc::make_mut(into).pairs_mut(kind);
-            *l = list.to_vec();
-            *r = rest;
+        if list.is_empty() && rest == 0 {
+            continue;
         }
+        // both copies may hold some: the wakers counted in a record's own
+        // slots go with each copy read (collect/waker_slots.rs)
+        let (have, have_rest) = into.pairs(kind);
+        let mut all = have.to_vec();
+        for &(id, n) in list {
+            match all.iter_mut().find(|p| p.0 == id) {
+                Some(p) => p.1 = p.1.saturating_add(n),
+                None => all.push((id, n)),
+            }
+        }
+        let (kept, more) = bound_pairs(all);
+        let (l, r) = Arc::make_mut(into).pairs_mut(kind);
+        *l = kept;
+        *r = have_rest.saturating_add(rest).saturating_add(more);
     }
 }
 

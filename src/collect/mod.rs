@@ -26,6 +26,7 @@ pub mod source;
 pub mod system;
 pub mod thread_filter;
 pub mod topology;
+mod waker_slots;
 mod why_drain;
 mod why_syscalls;
 
