@@ -17,7 +17,7 @@ cd "$(dirname "$0")"
 secs="${1:-60}"
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
     echo "fuzz/run.sh: no nightly toolchain; running the stable corpus test instead" >&2
-    cd .. && exec cargo test --test record_fuzz -- --nocapture
+    cd .. && exec cargo test --test record record_fuzz:: -- --nocapture
 fi
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     cargo install --locked cargo-fuzz
