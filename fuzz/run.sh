@@ -5,7 +5,7 @@
 # (the decoders on their own, below the frame CRC). Each prints, at exit,
 # how many inputs reached each decoder and how many it rejected. Needs a
 # nightly toolchain and cargo-fuzz; without them it says so and runs the
-# stable-Rust corpus + mutation test instead (tests/record_fuzz.rs).
+# stable-Rust corpus + mutation test instead (tests/record/record_fuzz.rs).
 #
 # Every input that ever failed is kept and replayed first, on every run:
 # small ones in the target's corpus (fuzz/corpus/TARGET/, also mutated),

@@ -14,7 +14,7 @@ use schedtop::record::testdata::{synthetic_host, SynthGen, SynthOptions};
 /// openmetrics-parser 0.5 refuses `# UNIT` on histograms, which the
 /// OpenMetrics spec allows (only info and stateset families must not have
 /// one; Prometheus and the Python reference parser accept them, see
-/// tests/serve_prometheus.rs): those lines are left out for it.
+/// tests/serve/serve_prometheus.rs): those lines are left out for it.
 fn for_crate_parser(om: &str) -> String {
     let histograms: Vec<&str> = om
         .lines()

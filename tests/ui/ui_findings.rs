@@ -5,16 +5,17 @@
 //! waits long enough to be named. A replay of a recording of the quota
 //! fixture shows the findings computed from the recorded Samples, and
 //! `dump --format json` of it carries them.
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+// keys through the live key map, screens as text
+use crate::common::ui_kit::{press as key, screen};
+use ratatui::crossterm::event::KeyCode;
 use schedtop::export::dump::{dump, DumpOptions, Format};
 use schedtop::model::findings::{of_samples, Scope};
 use schedtop::model::interval::RowKey;
 use schedtop::model::SourceKind;
 use schedtop::record::{Reader, WriteOptions, Writer};
 use schedtop::ui::fixtures::{self, QUOTA_CGROUP, QUOTA_PID};
-use schedtop::ui::render::{buffer_text, render_to_buffer};
 use schedtop::ui::replay::Replay;
-use schedtop::ui::{keys, AppState, Session, View};
+use schedtop::ui::{AppState, Session, View};
 
 fn quota_app(w: u16, h: u16) -> AppState {
     fixtures::app_with(fixtures::quota_host(), fixtures::quota_samples(), w, h)
@@ -23,18 +24,6 @@ fn quota_app(w: u16, h: u16) -> AppState {
 fn pool(w: u16, h: u16) -> AppState {
     let host = fixtures::host(SourceKind::Bpf);
     fixtures::app_with(host, fixtures::worker_pool_samples(), w, h)
-}
-
-fn screen(app: &AppState, w: u16, h: u16) -> String {
-    buffer_text(&render_to_buffer(app, w, h))
-}
-
-/// A key as the terminal sends it, through the key map.
-fn key(app: &mut AppState, code: KeyCode) {
-    let ev = Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
-    if let Some(a) = keys::map_event(&ev, app) {
-        schedtop::ui::layout::apply(app, a);
-    }
 }
 
 /// The header: the lines above the view's info line.

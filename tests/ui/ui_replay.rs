@@ -5,15 +5,16 @@ use std::path::{Path, PathBuf};
 
 use crate::common;
 use common::hand_samples;
+// keys as the terminal sends them (Shift on upper-case letters), screens as text
+use common::ui_kit::{press as key, screen, typed};
 
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 
 use schedtop::model::{Sample, ThreadSample};
 use schedtop::record::Reader;
 use schedtop::ui::action::Effect;
-use schedtop::ui::render::{buffer_text, render_to_buffer};
 use schedtop::ui::replay::{Replay, MAX_GAP_NS};
-use schedtop::ui::{keys, AppState, Mode, Session};
+use schedtop::ui::{AppState, Mode, Session};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
 
@@ -36,29 +37,8 @@ fn at(path: &Path, i: usize, w: u16, h: u16) -> Session {
     app
 }
 
-fn key(app: &mut Session, code: KeyCode) -> Effect {
-    let mods = match code {
-        KeyCode::Char(c) if c.is_ascii_uppercase() => KeyModifiers::SHIFT,
-        _ => KeyModifiers::NONE,
-    };
-    match keys::map_event(&Event::Key(KeyEvent::new(code, mods)), app) {
-        Some(a) => app.apply(a),
-        None => Effect::None,
-    }
-}
-
-fn typed(app: &mut Session, s: &str) {
-    for c in s.chars() {
-        key(app, KeyCode::Char(c));
-    }
-}
-
 fn index(app: &AppState) -> usize {
     app.replay.as_ref().unwrap().index.unwrap()
-}
-
-fn screen(app: &AppState, w: u16, h: u16) -> String {
-    buffer_text(&render_to_buffer(app, w, h))
 }
 
 fn status(app: &AppState) -> String {
