@@ -8,4 +8,4 @@
 #   bench/history_mem.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test --locked --release --test history_mem -- --ignored --nocapture --test-threads 1
+cargo test --locked --release --test record history_mem:: -- --ignored --nocapture --test-threads 1

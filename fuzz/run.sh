@@ -5,7 +5,7 @@
 # (the decoders on their own, below the frame CRC). Each prints, at exit,
 # how many inputs reached each decoder and how many it rejected. Needs a
 # nightly toolchain and cargo-fuzz; without them it says so and runs the
-# stable-Rust corpus + mutation test instead (tests/record_fuzz.rs).
+# stable-Rust corpus + mutation test instead (tests/record/record_fuzz.rs).
 #
 # Every input that ever failed is kept and replayed first, on every run:
 # small ones in the target's corpus (fuzz/corpus/TARGET/, also mutated),
@@ -17,7 +17,7 @@ cd "$(dirname "$0")"
 secs="${1:-60}"
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
     echo "fuzz/run.sh: no nightly toolchain; running the stable corpus test instead" >&2
-    cd .. && exec cargo test --test record_fuzz -- --nocapture
+    cd .. && exec cargo test --test record record_fuzz:: -- --nocapture
 fi
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     cargo install --locked cargo-fuzz

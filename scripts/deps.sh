@@ -40,7 +40,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # The exporter's test scrapes schedtop with a real Prometheus that it starts
-# itself (tests/serve_prometheus.rs): the package's own service must not run.
+# itself (tests/serve/serve_prometheus.rs): the package's own service must not run.
 if [ -n "${with_test:-}" ]; then
     prom_missing=()
     for p in prometheus python3-prometheus-client; do

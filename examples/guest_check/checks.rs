@@ -299,7 +299,7 @@ pub fn exits(src: &mut LiveSource) -> Outcome {
         .count();
     let again = s2.threads.iter().filter(|t| tids.contains(&t.tid)).count();
     // losses that would lose an exit: the exit map full, a thread gone
-    // without its final switch traced (as tests/bpf_live.rs asks). A torn
+    // without its final switch traced (as tests/live/bpf_live.rs asks). A torn
     // copy of a live thread's listing is mended from its last good one and
     // loses no exit; it is shown, not failed on (one vCPU can stall in the
     // middle of the probe's update while another lists the threads)

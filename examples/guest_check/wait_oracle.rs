@@ -1,5 +1,5 @@
 //! The run-queue wait histogram against an independent tool inside the
-//! guest, as tests/bpf_wait_oracle.rs does on the host with bpftrace (which
+//! guest, as tests/live/bpf_wait_oracle.rs does on the host with bpftrace (which
 //! the initramfs cannot hold): `perf record` of the scheduler's tracepoints
 //! around a workload, then `perf sched timehist --state`. timehist prints,
 //! at each switch-out, the thread's "sch delay" (from its wakeup to the

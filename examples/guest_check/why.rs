@@ -40,7 +40,7 @@ fn sample(src: &mut LiveSource) -> Result<Sample, String> {
 /// A Sample that lists every one of `tids`: a thread that switches tens of
 /// thousands of times a second can have every copy of its record torn in
 /// one drain, and a torn thread never listed before is left to the next
-/// (as the host's tests/bpf_why.rs waits for it).
+/// (as the host's tests/live/bpf_why.rs waits for it).
 fn sample_listing(src: &mut LiveSource, tids: &[u32]) -> Result<Sample, String> {
     for _ in 0..50 {
         let s = sample(src)?;

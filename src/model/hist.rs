@@ -5,7 +5,7 @@
 //! (bucket width ≤ 25 % of its lower bound). Slot `s` lies in octave `s >> 2`,
 //! so folding back to bpftrace's buckets is exact. The BPF program fills the
 //! same slots (bpf/hist_slot.h); `slot_of_ns` here is the plain definition it
-//! is tested against (tests/bpf_buckets.rs runs the BPF code itself).
+//! is tested against (tests/live/bpf_buckets.rs runs the BPF code itself).
 //!
 //! Recordings written before the sub-buckets (format 3 and older) hold
 //! octaves only: their counts sit in each octave's first slot and the
@@ -470,7 +470,7 @@ mod tests {
     }
 
     // The probe's own division-free bucketing (bpf/hist_slot.h fine_slot)
-    // is checked against slot_of_ns by tests/bpf_buckets.rs, which runs the
+    // is checked against slot_of_ns by tests/live/bpf_buckets.rs, which runs the
     // BPF code itself.
 
     #[test]

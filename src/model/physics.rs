@@ -1,5 +1,5 @@
 //! What any honest pair of Samples obeys, whatever produced them. Fixtures
-//! are checked with it (tests/fixture_physics.rs) so that the screens built
+//! are checked with it (tests/record/fixture_physics.rs) so that the screens built
 //! from them cannot hide unit or scale errors: a thread cannot complete
 //! more slices than its CPU time allows, CPUs' switches add up to the
 //! system's, an average lies below the 99th percentile's bucket bound.

@@ -1,5 +1,5 @@
 //! Hostile and damaged recordings, built byte by byte: what the reader must
-//! survive (tests/record_hostile.rs, the fixtures in tests/fixtures/hostile/
+//! survive (tests/record/record_hostile.rs, the fixtures in tests/fixtures/hostile/
 //! and the fuzz seeds). Each builder says what it attacks.
 use super::codec;
 use super::format::{frame, Kind, FLAG_KEY, MAX_RAW};

@@ -1,4 +1,4 @@
-//! The run-queue wait oracles' workload thread (tests/bpf_wait_oracle.rs on
+//! The run-queue wait oracles' workload thread (tests/live/bpf_wait_oracle.rs on
 //! the host, examples/guest_check/wait_oracle.rs in the matrix guests):
 //! spin a pseudo-random 0-200 us, sleep a pseudo-random 0-2 ms, until
 //! `stop`; `seed` makes each thread's sequence its own.

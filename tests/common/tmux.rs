@@ -30,6 +30,8 @@ pub fn tmux(socket: &str, args: &[&str]) -> Output {
         .expect("running tmux")
 }
 
+static NEXT_SOCKET: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 pub struct Tmux {
     pub socket: String,
 }
@@ -43,7 +45,13 @@ impl Tmux {
     /// A `w` x `h` pane running `cmd`.
     pub fn start_cmd(name: &str, w: u16, h: u16, cwd: Option<&Path>, cmd: &[&str]) -> Tmux {
         let t = Tmux {
-            socket: format!("schedtop-{name}-{}", std::process::id()),
+            // tests of several files share one test binary (one pid): a
+            // counter keeps two servers from ever sharing a socket
+            socket: format!(
+                "schedtop-{name}-{}-{}",
+                std::process::id(),
+                NEXT_SOCKET.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ),
         };
         let (w, h) = (w.to_string(), h.to_string());
         let mut args = vec![

@@ -1,4 +1,4 @@
-/* Workloads whose scheduling trouble is known, for tests/why_live.rs.
+/* Workloads whose scheduling trouble is known, for tests/live/why_live.rs.
  *   why_load spin N CPU NICE   N threads spinning; CPU >= 0 pins them all
  *                              there, -2 pins thread i to CPU i, -1 leaves
  *                              them free; each sets its own nice
