@@ -6,6 +6,7 @@ pub mod cgroup_sample;
 pub mod compare;
 pub mod compare_figures;
 pub mod counters;
+pub mod cpu_metrics;
 pub mod cpus;
 pub mod derivation_count;
 pub mod fasthash;
