@@ -10,8 +10,10 @@ use crate::model::cgroup_metrics;
 use crate::model::cpu_metrics::{self, CpuRow};
 use crate::model::findings::Finding;
 use crate::model::interval::Row;
+use crate::model::interval::SystemRates;
 use crate::model::metrics::{self, Value};
 use crate::model::shared_interval::{self, Interval};
+use crate::model::system_metrics::{self, SystemRow};
 use crate::model::{CgroupRow, HostInfo, Sample};
 pub use crate::util::clock::{civil_from_days, rfc3339};
 
@@ -80,6 +82,7 @@ impl Serialize for JsonValue<'_> {
             Value::F(v) => ser.serialize_f64(*v),
             Value::Text(t) => ser.serialize_str(t),
             Value::Hist(h) => h.nonzero_pairs().serialize(ser),
+            Value::Floats(v) => v.serialize(ser),
             Value::Pairs(v) => ser.collect_seq(v.iter().map(|&(l, n)| [l, n])),
             Value::Flag(b) => ser.serialize_bool(*b),
             Value::Labels(v) => {
@@ -121,22 +124,30 @@ pub struct MigrationRecord {
     pub count: u64,
 }
 
-#[derive(Serialize)]
+/// The system over the interval: the figures of the system table
+/// (model/system_metrics.rs) that have a JSON name, in its order. The
+/// losses are cumulative; `psi_cpu_some_avg10` is null where the kernel
+/// has no PSI.
 pub struct SystemRecord {
-    pub context_switches_per_s: f64,
-    pub procs_running: u32,
-    pub procs_blocked: u32,
-    pub load: [f64; 3],
-    /// cumulative updates the probes could not store (full map etc.)
-    pub lost_updates: u64,
-    /// of those, wakeups whose (wakee, waker) pair the probe could not
-    /// store (cumulative): not in any `woken_by`
-    pub wake_pairs_lost: u64,
-    /// thread counters or histogram slots that went down this interval
-    /// (a wrapped or glitched counter): counted as no change
-    pub counter_anomalies: u64,
-    /// `/proc/pressure/cpu` some avg10; null where the kernel has no PSI
-    pub psi_cpu_some_avg10: Option<f64>,
+    pub rates: SystemRates,
+    pub sample: Arc<Sample>,
+}
+
+impl Serialize for SystemRecord {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let row = SystemRow {
+            rates: Some(&self.rates),
+            sample: Some(&self.sample),
+        };
+        let mut m = ser.serialize_map(None)?;
+        for (fig, field) in system_metrics::fields() {
+            match fig.value(&row) {
+                Value::None if field.unknown_as_zero => m.serialize_entry(field.name, &0.0)?,
+                v => m.serialize_entry(field.name, &JsonValue(v))?,
+            }
+        }
+        m.end()
+    }
 }
 
 /// The record for the interval that ends with `cur` (derived here once:
@@ -153,7 +164,6 @@ pub fn record_of(host: &HostInfo, iv: &Interval) -> IntervalRecord {
     let dt = d.system.interval_s;
     let threads = d.threads.iter().cloned().map(ThreadRecord).collect();
     let cgroups = d.cgroups.iter().cloned().map(CgroupRecord).collect();
-    let counter_anomalies = d.system.counter_anomalies;
     let cpus = iv
         .cpu_intervals
         .iter()
@@ -179,14 +189,8 @@ pub fn record_of(host: &HostInfo, iv: &Interval) -> IntervalRecord {
         cpus,
         migrations,
         system: SystemRecord {
-            context_switches_per_s: d.system.switches_s.unwrap_or(0.0),
-            procs_running: cur.system.procs_running,
-            procs_blocked: cur.system.procs_blocked,
-            load: cur.system.load,
-            lost_updates: cur.system.losses.total(),
-            wake_pairs_lost: cur.system.losses.wake_pairs_full,
-            counter_anomalies,
-            psi_cpu_some_avg10: cur.system.cpu_pressure.as_ref().map(|p| p.some_avg10),
+            rates: d.system.clone(),
+            sample: iv.sample.clone(),
         },
         cgroups,
         findings: found,

@@ -13,6 +13,7 @@ use super::openmetrics_levels::LevelFamilies;
 use super::openmetrics_totals::Totals;
 use crate::model::figures::Level;
 use crate::model::rates::thread_interval_or_all;
+use crate::model::system_metrics;
 use crate::model::tally::Tally;
 
 /// Which levels to export and how much.
@@ -134,16 +135,14 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
             )
             .in_seconds(),
         );
-        out.push(counter(
-            "schedtop_lost_updates",
-            "Updates the probes could not store (a full map): counts are low by this many events.",
-            vec![(vec![], s.system.losses.total() as f64)],
-        ));
-        out.push(counter(
-            "schedtop_wake_pairs_lost",
-            "Wakeups whose (wakee, waker) pair the probe could not store: in no thread's wakers.",
-            vec![(vec![], s.system.losses.wake_pairs_full as f64)],
-        ));
+        // the system table's counters (model/system_metrics.rs)
+        for (_, om) in system_metrics::exported() {
+            out.push(counter(
+                om.family,
+                om.help,
+                vec![(vec![], (om.get)(s) as f64)],
+            ));
+        }
     }
 
     let mut system = LevelFamilies::new(Level::System);

@@ -49,6 +49,8 @@ pub enum Value<'a> {
     /// (low bound, count) pairs of a histogram that is not a Log2Hist
     /// (a CPU's run-queue lengths)
     Pairs(&'a [(u64, u64)]),
+    /// a few numbers that belong together (the load averages)
+    Floats(&'a [f64]),
 }
 
 impl Value<'_> {

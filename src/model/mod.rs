@@ -31,6 +31,7 @@ pub mod rates;
 pub mod row;
 pub mod sample;
 pub mod shared_interval;
+pub mod system_metrics;
 pub mod tally;
 mod thread_same;
 pub mod trigger;
