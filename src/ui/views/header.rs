@@ -73,20 +73,16 @@ fn identity(app: &AppState) -> Vec<Segment> {
     s
 }
 
-/// The system table's header figures (model/system_metrics.rs); before
-/// the first Sample only those shown always, and a note.
-fn stats(app: &AppState) -> Vec<Segment> {
-    let cur = app.current();
-    let row = SystemRow {
-        rates: app.system(),
-        sample: cur,
-    };
-    let mut s = Vec::new();
+/// The system table's header figures (model/system_metrics.rs) as
+/// (label, text, alarm: shown as an error); before the first Sample
+/// (no `row.sample`) only those shown always.
+pub fn system_texts(row: &SystemRow) -> Vec<(&'static str, String, bool)> {
+    let mut out = Vec::new();
     for (fig, h) in system_metrics::header_figures() {
-        if cur.is_none() && !h.always {
+        if row.sample.is_none() && !h.always {
             continue;
         }
-        let v = fig.value(&row);
+        let v = fig.value(row);
         let text = match (h.cell, &v) {
             (_, Value::None) => "-".to_string(),
             (Cell::Rate, Value::F(r)) => format::rate(*r),
@@ -99,13 +95,26 @@ fn stats(app: &AppState) -> Vec<Segment> {
             (_, Value::U(n)) => n.to_string(),
             (_, v) => v.number().map_or_else(|| "-".into(), |n| n.to_string()),
         };
-        let mut seg = pair(h.label, text.clone());
-        if h.cell == Cell::Alarm && v.number().is_some_and(|n| n > 0.0) {
+        let alarm = h.cell == Cell::Alarm && v.number().is_some_and(|n| n > 0.0);
+        out.push((h.label, text, alarm));
+    }
+    out
+}
+
+fn stats(app: &AppState) -> Vec<Segment> {
+    let row = SystemRow {
+        rates: app.system(),
+        sample: app.current(),
+    };
+    let mut s = Vec::new();
+    for (label, text, alarm) in system_texts(&row) {
+        let mut seg = pair(label, text.clone());
+        if alarm {
             seg[2] = Span::styled(text, theme::error());
         }
         s.push(seg);
     }
-    if cur.is_none() {
+    if row.sample.is_none() {
         s.push(vec![Span::styled(
             "waiting for the first sample",
             theme::label(),
