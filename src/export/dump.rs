@@ -122,6 +122,16 @@ fn csv_value(v: &Value) -> String {
             .collect::<Vec<_>>()
             .join(" "),
         Value::Flag(b) => b.to_string(),
+        Value::Floats(v) => v
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join(" "),
+        Value::Pairs(v) => v
+            .iter()
+            .map(|(l, n)| format!("{l}:{n}"))
+            .collect::<Vec<_>>()
+            .join(" "),
         Value::Labels(v) => v
             .iter()
             .map(|(k, n)| format!("{k}:{n}"))

@@ -7,11 +7,13 @@ use serde::Serialize;
 use std::sync::Arc;
 
 use crate::model::cgroup_metrics;
+use crate::model::cpu_metrics::{self, CpuRow};
 use crate::model::findings::Finding;
 use crate::model::interval::Row;
+use crate::model::interval::SystemRates;
 use crate::model::metrics::{self, Value};
-use crate::model::rates::{busy_pct, ThreadInterval};
 use crate::model::shared_interval::{self, Interval};
+use crate::model::system_metrics::{self, SystemRow};
 use crate::model::{CgroupRow, HostInfo, Sample};
 pub use crate::util::clock::{civil_from_days, rfc3339};
 
@@ -80,6 +82,8 @@ impl Serialize for JsonValue<'_> {
             Value::F(v) => ser.serialize_f64(*v),
             Value::Text(t) => ser.serialize_str(t),
             Value::Hist(h) => h.nonzero_pairs().serialize(ser),
+            Value::Floats(v) => v.serialize(ser),
+            Value::Pairs(v) => ser.collect_seq(v.iter().map(|&(l, n)| [l, n])),
             Value::Flag(b) => ser.serialize_bool(*b),
             Value::Labels(v) => {
                 let mut m = ser.serialize_map(Some(v.len()))?;
@@ -92,30 +96,25 @@ impl Serialize for JsonValue<'_> {
     }
 }
 
-#[derive(Serialize)]
-pub struct CpuRecord {
-    pub cpu: u32,
-    pub node: u32,
-    pub llc: u32,
-    pub switches_per_s: f64,
-    pub busy_pct: f64,
-    pub rq_len_avg: Option<f64>,
-    pub rq_len_max: Option<u64>,
-    /// [queue length low bound, samples]
-    pub rq_len_hist: Option<Vec<[u64; 2]>>,
-    /// /proc/stat's irq, softirq and steal shares of the interval (%);
-    /// absent where unknown (a recording), never a made-up 0
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub irq_pct: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub softirq_pct: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub steal_pct: Option<f64>,
-    /// the probes' own hardirq and softirq shares (exact, where they are on)
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub probe_irq_pct: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub probe_softirq_pct: Option<f64>,
+/// One CPU's interval: the figures of the CPU table
+/// (model/cpu_metrics.rs) that have a JSON name, in its order. The
+/// interrupt and steal shares are absent where unknown (a recording),
+/// never a made-up 0; the run-queue histogram is [[length low bound,
+/// samples], ...].
+pub struct CpuRecord(pub CpuRow<'static>);
+
+impl Serialize for CpuRecord {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut m = ser.serialize_map(None)?;
+        for (fig, field) in cpu_metrics::fields() {
+            let v = fig.value(&self.0);
+            if field.omit_unknown && v == Value::None {
+                continue;
+            }
+            m.serialize_entry(field.name, &JsonValue(v))?;
+        }
+        m.end()
+    }
 }
 
 #[derive(Serialize)]
@@ -125,22 +124,30 @@ pub struct MigrationRecord {
     pub count: u64,
 }
 
-#[derive(Serialize)]
+/// The system over the interval: the figures of the system table
+/// (model/system_metrics.rs) that have a JSON name, in its order. The
+/// losses are cumulative; `psi_cpu_some_avg10` is null where the kernel
+/// has no PSI.
 pub struct SystemRecord {
-    pub context_switches_per_s: f64,
-    pub procs_running: u32,
-    pub procs_blocked: u32,
-    pub load: [f64; 3],
-    /// cumulative updates the probes could not store (full map etc.)
-    pub lost_updates: u64,
-    /// of those, wakeups whose (wakee, waker) pair the probe could not
-    /// store (cumulative): not in any `woken_by`
-    pub wake_pairs_lost: u64,
-    /// thread counters or histogram slots that went down this interval
-    /// (a wrapped or glitched counter): counted as no change
-    pub counter_anomalies: u64,
-    /// `/proc/pressure/cpu` some avg10; null where the kernel has no PSI
-    pub psi_cpu_some_avg10: Option<f64>,
+    pub rates: SystemRates,
+    pub sample: Arc<Sample>,
+}
+
+impl Serialize for SystemRecord {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let row = SystemRow {
+            rates: Some(&self.rates),
+            sample: Some(&self.sample),
+        };
+        let mut m = ser.serialize_map(None)?;
+        for (fig, field) in system_metrics::fields() {
+            match fig.value(&row) {
+                Value::None if field.unknown_as_zero => m.serialize_entry(field.name, &0.0)?,
+                v => m.serialize_entry(field.name, &JsonValue(v))?,
+            }
+        }
+        m.end()
+    }
 }
 
 /// The record for the interval that ends with `cur` (derived here once:
@@ -157,32 +164,10 @@ pub fn record_of(host: &HostInfo, iv: &Interval) -> IntervalRecord {
     let dt = d.system.interval_s;
     let threads = d.threads.iter().cloned().map(ThreadRecord).collect();
     let cgroups = d.cgroups.iter().cloned().map(CgroupRecord).collect();
-    let counter_anomalies = d.system.counter_anomalies;
-    let topo = &host.topology;
     let cpus = iv
         .cpu_intervals
         .iter()
-        .map(|c| {
-            let place = topo.cpus.iter().find(|t| t.cpu == c.cpu);
-            CpuRecord {
-                cpu: c.cpu,
-                node: place.map_or(0, |p| p.node),
-                llc: place.map_or(c.cpu, |p| p.llc),
-                switches_per_s: ThreadInterval::per_s(c.switches, dt),
-                busy_pct: busy_pct(c.busy_ns, dt),
-                rq_len_avg: c.rq.as_ref().map(|r| r.avg),
-                rq_len_max: c.rq.as_ref().map(|r| r.max),
-                rq_len_hist: c
-                    .rq
-                    .as_ref()
-                    .map(|r| r.hist.iter().map(|&(l, n)| [l, n]).collect()),
-                irq_pct: c.irq.as_ref().map(|i| i.irq_pct),
-                softirq_pct: c.irq.as_ref().map(|i| i.softirq_pct),
-                steal_pct: c.irq.as_ref().map(|i| i.steal_pct),
-                probe_irq_pct: c.irq.as_ref().and_then(|i| i.probe_irq_pct),
-                probe_softirq_pct: c.irq.as_ref().and_then(|i| i.probe_softirq_pct),
-            }
-        })
+        .map(|c| CpuRecord(CpuRow::of_interval(c, dt, &host.topology)))
         .collect();
     let migrations = iv
         .migrations
@@ -204,14 +189,8 @@ pub fn record_of(host: &HostInfo, iv: &Interval) -> IntervalRecord {
         cpus,
         migrations,
         system: SystemRecord {
-            context_switches_per_s: d.system.switches_s.unwrap_or(0.0),
-            procs_running: cur.system.procs_running,
-            procs_blocked: cur.system.procs_blocked,
-            load: cur.system.load,
-            lost_updates: cur.system.losses.total(),
-            wake_pairs_lost: cur.system.losses.wake_pairs_full,
-            counter_anomalies,
-            psi_cpu_some_avg10: cur.system.cpu_pressure.as_ref().map(|p| p.some_avg10),
+            rates: d.system.clone(),
+            sample: iv.sample.clone(),
         },
         cgroups,
         findings: found,

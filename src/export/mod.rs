@@ -11,6 +11,7 @@ pub mod incident_writer;
 pub mod json;
 pub mod openmetrics;
 pub mod openmetrics_cgroups;
+pub mod openmetrics_cpus;
 pub mod openmetrics_encode;
 pub mod openmetrics_levels;
 pub mod openmetrics_pressure;

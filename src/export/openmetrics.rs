@@ -1,16 +1,19 @@
 //! The metrics `schedtop serve` exports, built from `Totals`: the system,
 //! each CPU, the top processes by switch rate and (when asked) the top
-//! threads. Names, units and help live here, once (README "Fleet").
+//! threads. Names, units and help live here, once (README "Fleet"),
+//! except the per-CPU families' (model/cpu_metrics.rs).
 //! The per-level families (switches, waits, histograms, whys) come from
 //! the level figures (openmetrics_levels.rs, model/figures.rs).
 use prometheus_client::metrics::MetricType;
 
 use super::openmetrics_cgroups::cgroup_families;
+use super::openmetrics_cpus::cpu_families;
 use super::openmetrics_encode::{encode, label_text, Family, Labels, Value};
 use super::openmetrics_levels::LevelFamilies;
 use super::openmetrics_totals::Totals;
 use crate::model::figures::Level;
 use crate::model::rates::thread_interval_or_all;
+use crate::model::system_metrics;
 use crate::model::tally::Tally;
 
 /// Which levels to export and how much.
@@ -132,16 +135,14 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
             )
             .in_seconds(),
         );
-        out.push(counter(
-            "schedtop_lost_updates",
-            "Updates the probes could not store (a full map): counts are low by this many events.",
-            vec![(vec![], s.system.losses.total() as f64)],
-        ));
-        out.push(counter(
-            "schedtop_wake_pairs_lost",
-            "Wakeups whose (wakee, waker) pair the probe could not store: in no thread's wakers.",
-            vec![(vec![], s.system.losses.wake_pairs_full as f64)],
-        ));
+        // the system table's counters (model/system_metrics.rs)
+        for (_, om) in system_metrics::exported() {
+            out.push(counter(
+                om.family,
+                om.help,
+                vec![(vec![], (om.get)(s) as f64)],
+            ));
+        }
     }
 
     let mut system = LevelFamilies::new(Level::System);
@@ -149,72 +150,8 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
     out.extend(system.into_vec());
 
     if let Some(s) = &t.latest {
-        let node = |cpu: u32| host.topology.node_of(cpu).unwrap_or(0).to_string();
-        let cpu_labels = |cpu: u32| vec![("cpu", cpu.to_string()), ("node", node(cpu))];
-        out.push(counter(
-            "schedtop_cpu_switches",
-            "Context switches on one CPU.",
-            s.cpus
-                .iter()
-                .map(|c| (cpu_labels(c.cpu), c.switches as f64))
-                .collect(),
-        ));
-        out.push(
-            counter(
-                "schedtop_cpu_busy",
-                "Time one CPU ran threads other than its idle task.",
-                s.cpus
-                    .iter()
-                    .map(|c| (cpu_labels(c.cpu), c.busy_ns as f64 / 1e9))
-                    .collect(),
-            )
-            .in_seconds(),
-        );
-        // interrupt time per CPU: /proc/stat's columns (tick-sampled without
-        // CONFIG_IRQ_TIME_ACCOUNTING) and the probes' own, each only where
-        // known (no series rather than a made-up 0)
-        let mut irq = Vec::new();
-        let mut steal = Vec::new();
-        for c in &s.cpus {
-            let Some(i) = &c.irq else { continue };
-            let with = |source: &str, kind: &str| {
-                let mut l = cpu_labels(c.cpu);
-                l.push(("source", source.to_string()));
-                l.push(("kind", kind.to_string()));
-                l
-            };
-            irq.push((with("proc_stat", "hardirq"), i.stat_irq_ns as f64 / 1e9));
-            irq.push((with("proc_stat", "softirq"), i.stat_softirq_ns as f64 / 1e9));
-            if let (Some(h), Some(sw)) = (i.probe_irq_ns, i.probe_softirq_ns) {
-                irq.push((with("probes", "hardirq"), h as f64 / 1e9));
-                irq.push((with("probes", "softirq"), sw as f64 / 1e9));
-            }
-            steal.push((cpu_labels(c.cpu), i.stat_steal_ns as f64 / 1e9));
-        }
-        out.push(
-            counter(
-                "schedtop_cpu_interrupt",
-                "Time one CPU spent in hardirq or softirq context, by source (proc_stat: tick-sampled unless the kernel has CONFIG_IRQ_TIME_ACCOUNTING; probes: measured).",
-                irq,
-            )
-            .in_seconds(),
-        );
-        out.push(
-            counter(
-                "schedtop_cpu_steal",
-                "Time the hypervisor ran something else while one CPU wanted to run (/proc/stat steal).",
-                steal,
-            )
-            .in_seconds(),
-        );
-        out.push(gauge(
-            "schedtop_cpu_runqueue_length",
-            "Average run-queue length of one CPU since the previous scrape (sampled at 99 Hz; an idle CPU counts as empty).",
-            t.rq_average_since(rq_since_mono)
-                .into_iter()
-                .map(|(cpu, avg)| (cpu_labels(cpu), avg))
-                .collect(),
-        ));
+        let rq = t.rq_average_since(rq_since_mono);
+        out.extend(cpu_families(&host.topology, s, &rq));
     }
     out.extend(t.pressure.families());
 

@@ -46,6 +46,11 @@ pub enum Value<'a> {
     Flag(bool),
     /// a counter family's values by label (the non-zero ones)
     Labels(Vec<(&'static str, u64)>),
+    /// (low bound, count) pairs of a histogram that is not a Log2Hist
+    /// (a CPU's run-queue lengths)
+    Pairs(&'a [(u64, u64)]),
+    /// a few numbers that belong together (the load averages)
+    Floats(&'a [f64]),
 }
 
 impl Value<'_> {

@@ -124,6 +124,12 @@ pub fn cell_text(unit: Unit, v: &Value) -> String {
         (_, Value::Flag(b)) => if *b { "yes" } else { "no" }.to_string(),
         (_, Value::Hist(h)) => h.total().to_string(),
         (_, Value::Labels(v)) => v.iter().map(|p| p.1).sum::<u64>().to_string(),
+        (_, Value::Floats(v)) => v
+            .iter()
+            .map(|f| format!("{f:.2}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        (_, Value::Pairs(v)) => v.iter().map(|p| p.1).sum::<u64>().to_string(),
     }
 }
 

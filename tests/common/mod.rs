@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod hand_samples;
+pub mod om_parser;
 pub mod perfetto;
 pub mod skip;
 pub mod spin_sleep;

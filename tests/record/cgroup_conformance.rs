@@ -5,6 +5,9 @@
 //! `cgroups-csv` and `/metrics` (read back by a strict OpenMetrics
 //! parser). The expected values are worked out by hand below; a figure
 //! without one, or one a sink leaves out, fails here by name.
+use crate::common;
+
+use common::om_parser::for_crate_parser;
 use std::collections::BTreeMap;
 
 use openmetrics_parser::openmetrics::parse_openmetrics;
@@ -339,24 +342,6 @@ fn json_and_csv_carry_every_field() {
             }
         }
     }
-}
-
-/// openmetrics-parser 0.5 refuses `# UNIT` on histograms, which the
-/// OpenMetrics spec allows (the threads' wait histograms here have one):
-/// those lines are left out for it, as in serve_exposition.rs.
-fn for_crate_parser(om: &str) -> String {
-    let histograms: Vec<&str> = om
-        .lines()
-        .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" histogram"))
-        .collect();
-    om.lines()
-        .filter(|l| {
-            !l.strip_prefix("# UNIT ")
-                .and_then(|r| r.split(' ').next())
-                .is_some_and(|n| histograms.contains(&n))
-        })
-        .map(|l| format!("{l}\n"))
-        .collect()
 }
 
 #[test]

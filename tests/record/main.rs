@@ -9,6 +9,7 @@ mod common;
 
 mod cgroup_conformance;
 mod counter_conformance;
+mod cpu_conformance;
 mod fault_symlink;
 mod findings_sinks;
 mod fixture_physics;
@@ -25,4 +26,5 @@ mod record_fuzz;
 mod record_hostile;
 mod record_lock;
 mod record_oversize;
+mod system_conformance;
 mod topology_flows;

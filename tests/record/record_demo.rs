@@ -34,12 +34,14 @@ fn demo_recording_shows_the_steps() {
                 continue;
             }
             let rec = interval_record(r.host(), Some(&samples[i - 1]), &samples[i]);
-            let cpu1 = rec.cpus.iter().find(|c| c.cpu == 1).unwrap();
-            let avg = cpu1.rq_len_avg.unwrap();
+            let cpu1 = &rec.cpus.iter().find(|c| c.0.cpu == 1).unwrap().0;
+            let avg = cpu1.rq_avg.unwrap();
             assert!(avg >= n as f64 * 0.9, "{n} spinners, queue {avg}");
-            assert!(cpu1.busy_pct > 90.0, "{n}: busy {}", cpu1.busy_pct);
+            let busy = cpu1.busy_pct.unwrap();
+            assert!(busy > 90.0, "{n}: busy {busy}");
             // the switch rate stays in the hundreds, whatever n
-            assert!(cpu1.switches_per_s < 1000.0, "{n}: {}", cpu1.switches_per_s);
+            let sw = cpu1.switches_s.unwrap();
+            assert!(sw < 1000.0, "{n}: {sw}");
             checked += 1;
         }
         assert!(checked >= 2, "{n}: {checked} steady intervals");

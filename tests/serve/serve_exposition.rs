@@ -2,6 +2,9 @@
 //! strict parser (the openmetrics-parser crate, which follows the
 //! OpenMetrics ABNF and its test suite): synthetic Samples with churn,
 //! hostile thread names, every level, both formats.
+use crate::common;
+
+use common::om_parser::for_crate_parser;
 use openmetrics_parser::{openmetrics::parse_openmetrics, prometheus::parse_prometheus};
 use schedtop::export::openmetrics::{families, render, ExportOptions};
 use schedtop::export::openmetrics_encode::{encode, label_text, to_prometheus_text, Family};
@@ -10,25 +13,6 @@ use schedtop::model::figures::{Level, LEVEL_FIGURES};
 use schedtop::model::pressure::parse;
 use schedtop::model::{CgroupSample, Pressure};
 use schedtop::record::testdata::{synthetic_host, SynthGen, SynthOptions};
-
-/// openmetrics-parser 0.5 refuses `# UNIT` on histograms, which the
-/// OpenMetrics spec allows (only info and stateset families must not have
-/// one; Prometheus and the Python reference parser accept them, see
-/// tests/serve/serve_prometheus.rs): those lines are left out for it.
-fn for_crate_parser(om: &str) -> String {
-    let histograms: Vec<&str> = om
-        .lines()
-        .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" histogram"))
-        .collect();
-    om.lines()
-        .filter(|l| {
-            !l.strip_prefix("# UNIT ")
-                .and_then(|r| r.split(' ').next())
-                .is_some_and(|n| histograms.contains(&n))
-        })
-        .map(|l| format!("{l}\n"))
-        .collect()
-}
 
 fn totals(threads: usize, samples: usize) -> Totals {
     let o = SynthOptions {

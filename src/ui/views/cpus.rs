@@ -3,13 +3,16 @@
 //! history, sparkline), busy %, switches/s and migrations in/out per second.
 //! When the detailed list does not fit, a compact grid comes first: one
 //! heat glyph per CPU, one line per node with the node's summary, and the
-//! list below it scrolls (Up/Down).
+//! list below it scrolls (Up/Down). The list's columns are the CPU table's
+//! (model/cpu_metrics.rs); the node summaries are this view's own.
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use crate::model::cpu_metrics::{self, Cell, CpuRow};
 use crate::model::cpus::{self, CpuFigures, CpuHistory, CpuView, NodeSummary};
+use crate::model::metrics::Value;
 use crate::ui::app::AppState;
 use crate::ui::format;
 use crate::ui::theme;
@@ -203,8 +206,39 @@ fn grid_lines(view: &CpuView, sums: &[NodeSummary], w: usize) -> Vec<Line<'stati
     out
 }
 
-const LIST_HEAD: &str =
-    "  CPU  LLC RQ NOW RQ AVG RQ MAX  BUSY%    SW/s  MIG IN MIG OUT  RQ HISTORY";
+const SPARK_TITLE: &str = "RQ HISTORY";
+
+/// The list's header: the CPU table's column titles (model/cpu_metrics.rs),
+/// each right-aligned in its width, then the sparkline's.
+fn list_head() -> String {
+    let mut h: Vec<String> = cpu_metrics::columns()
+        .iter()
+        .map(|(_, c)| format!("{:>w$}", c.title, w = c.width))
+        .collect();
+    h.push(format!(" {SPARK_TITLE}"));
+    h.join(" ")
+}
+
+/// A CPU's cell of one column, as the list writes it.
+pub fn cell_text(cell: Cell, v: &Value) -> String {
+    match (cell, v) {
+        (_, Value::None) => "-".into(),
+        (Cell::RunQueue { .. }, v) => rq(v.number()),
+        (Cell::QueueMax, Value::U(m)) => max_text(*m),
+        (Cell::Percent, Value::F(p)) => format::percent(*p),
+        (Cell::Rate, Value::F(r)) => format::rate(*r),
+        (_, Value::U(n)) => n.to_string(),
+        (_, v) => v.number().map_or_else(|| "-".into(), |n| n.to_string()),
+    }
+}
+
+/// The cells of a CPU's line, left to right (without the sparkline).
+pub fn cells(r: &CpuRow) -> Vec<String> {
+    cpu_metrics::columns()
+        .iter()
+        .map(|(fig, c)| cell_text(c.cell, &fig.value(r)))
+        .collect()
+}
 
 /// The sparkline of one CPU's run-queue averages, newest right, scaled to
 /// `top` (the longest average on screen).
@@ -229,21 +263,26 @@ fn spark(hist: &CpuHistory, cpu: u32, w: usize, top: f64) -> String {
 }
 
 fn cpu_line(c: &CpuFigures, hist: &CpuHistory, spark_w: usize, top: f64) -> Line<'static> {
-    let lvl = c.rq_now.map(heat_level);
-    let now_style = lvl.map_or(theme::exited(), theme::heat);
-    let mut l = vec![
-        Span::raw(format!("{:>5} {:>4} ", c.cpu, c.llc)),
-        Span::styled(format!("{:>6}", rq(c.rq_now)), now_style),
-        Span::raw(format!(
-            " {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}  ",
-            rq(hist.avg(c.cpu)),
-            hist.max(c.cpu).map_or_else(|| "-".into(), max_text),
-            c.busy_pct.map_or_else(|| "-".into(), format::percent),
-            opt_rate(c.switches_s),
-            opt_rate(c.migr_in_s),
-            opt_rate(c.migr_out_s),
-        )),
-    ];
+    let row = CpuRow::of_figures(c, hist);
+    let mut l = Vec::new();
+    for (i, (fig, col)) in cpu_metrics::columns().into_iter().enumerate() {
+        if i > 0 {
+            l.push(Span::raw(" "));
+        }
+        let v = fig.value(&row);
+        let text = format!("{:>w$}", cell_text(col.cell, &v), w = col.width);
+        l.push(match col.cell {
+            Cell::RunQueue { heat: true } => {
+                let style = v
+                    .number()
+                    .map(heat_level)
+                    .map_or(theme::exited(), theme::heat);
+                Span::styled(text, style)
+            }
+            _ => Span::raw(text),
+        });
+    }
+    l.push(Span::raw("  "));
     if spark_w > 0 {
         l.push(Span::styled(
             spark(hist, c.cpu, spark_w, top),
@@ -263,7 +302,7 @@ fn node_title(s: &NodeSummary, w: usize) -> Line<'static> {
 
 /// The detailed list: a title line per node (its summary), a line per CPU.
 fn list_body(app: &AppState, view: &CpuView, sums: &[NodeSummary], w: usize) -> Vec<Line<'static>> {
-    let spark_w = w.saturating_sub(LIST_HEAD.len() - "RQ HISTORY".len());
+    let spark_w = w.saturating_sub(list_head().len() - SPARK_TITLE.len());
     let top = view
         .cpus
         .iter()
@@ -297,7 +336,7 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     let w = usize::from(area.width);
     let h = usize::from(area.height);
     let sums = cpus::node_summaries(view, &app.cpu_history);
-    let head = Line::styled(format::truncate(LIST_HEAD, w), theme::table_header());
+    let head = Line::styled(format::truncate(&list_head(), w), theme::table_header());
     let body = list_body(app, view, &sums, w);
     let mut lines = Vec::new();
     if body.len() < h {

@@ -5,6 +5,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use crate::model::metrics::Value;
+use crate::model::system_metrics::{self, Cell, SystemRow};
 use crate::model::SourceKind;
 use crate::ui::app::{AppState, Mode};
 use crate::ui::format::{self, escape_name};
@@ -71,47 +73,52 @@ fn identity(app: &AppState) -> Vec<Segment> {
     s
 }
 
-fn stats(app: &AppState) -> Vec<Segment> {
-    let mut s = Vec::new();
-    let dash = || "-".to_string();
-    let sys = app.system();
-    s.push(pair(
-        "switches/s",
-        sys.and_then(|x| x.switches_s)
-            .map_or_else(dash, format::rate),
-    ));
-    if let Some(x) = sys {
-        s.push(pair("vol", format::rate(x.voluntary_s)));
-        s.push(pair("invol", format::rate(x.involuntary_s)));
-    }
-    match app.current() {
-        Some(cur) => {
-            let sy = &cur.system;
-            s.push(pair("running", sy.procs_running.to_string()));
-            s.push(pair("blocked", sy.procs_blocked.to_string()));
-            s.push(pair(
-                "load",
-                format!("{:.2} {:.2} {:.2}", sy.load[0], sy.load[1], sy.load[2]),
-            ));
-            // /proc/pressure/cpu "some" avg10: the share of the last 10 s
-            // some runnable thread waited for a CPU ('-': no PSI here)
-            s.push(pair(
-                "cpu psi",
-                sy.cpu_pressure
-                    .as_ref()
-                    .map_or_else(dash, |p| format!("{:.1}%", p.some_avg10)),
-            ));
-            let lost = sy.losses.total();
-            let mut seg = pair("lost", lost.to_string());
-            if lost > 0 {
-                seg[2] = Span::styled(lost.to_string(), theme::error());
-            }
-            s.push(seg);
+/// The system table's header figures (model/system_metrics.rs) as
+/// (label, text, alarm: shown as an error); before the first Sample
+/// (no `row.sample`) only those shown always.
+pub fn system_texts(row: &SystemRow) -> Vec<(&'static str, String, bool)> {
+    let mut out = Vec::new();
+    for (fig, h) in system_metrics::header_figures() {
+        if row.sample.is_none() && !h.always {
+            continue;
         }
-        None => s.push(vec![Span::styled(
+        let v = fig.value(row);
+        let text = match (h.cell, &v) {
+            (_, Value::None) => "-".to_string(),
+            (Cell::Rate, Value::F(r)) => format::rate(*r),
+            (Cell::Percent, Value::F(p)) => format!("{p:.1}%"),
+            (Cell::TwoDecimals, Value::Floats(v)) => v
+                .iter()
+                .map(|f| format!("{f:.2}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            (_, Value::U(n)) => n.to_string(),
+            (_, v) => v.number().map_or_else(|| "-".into(), |n| n.to_string()),
+        };
+        let alarm = h.cell == Cell::Alarm && v.number().is_some_and(|n| n > 0.0);
+        out.push((h.label, text, alarm));
+    }
+    out
+}
+
+fn stats(app: &AppState) -> Vec<Segment> {
+    let row = SystemRow {
+        rates: app.system(),
+        sample: app.current(),
+    };
+    let mut s = Vec::new();
+    for (label, text, alarm) in system_texts(&row) {
+        let mut seg = pair(label, text.clone());
+        if alarm {
+            seg[2] = Span::styled(text, theme::error());
+        }
+        s.push(seg);
+    }
+    if row.sample.is_none() {
+        s.push(vec![Span::styled(
             "waiting for the first sample",
             theme::label(),
-        )]),
+        )]);
     }
     s
 }
