@@ -133,6 +133,7 @@ fn limited_cgroup_is_throttled_and_its_sibling_is_not() {
 
 #[test]
 fn system_pressure_where_the_kernel_has_psi() {
+    let _serial = common::serial();
     let p = read_system_pressure(Path::new("/proc"));
     if Path::new("/proc/pressure/cpu").exists() {
         let p = p.expect("/proc/pressure/cpu exists but did not parse");

@@ -75,6 +75,7 @@ const NICES: [i32; 2] = [7, 13];
 
 #[test]
 fn procfs_reports_the_kernels_nice() {
+    let _serial = common::serial();
     let n = Niced::start(&NICES);
     let mut r = ProcfsReader::new("/proc", vec![common::getpid()]);
     let s = r.read().unwrap();
@@ -121,6 +122,7 @@ fn two_samples(n: &Niced) -> (schedtop::model::HostInfo, Sample, Sample) {
 
 #[test]
 fn nice_reaches_the_column_json_csv_and_the_recording() {
+    let _serial = common::serial();
     let n = Niced::start(&NICES);
     let (host, a, b) = two_samples(&n);
 

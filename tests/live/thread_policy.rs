@@ -113,6 +113,7 @@ fn check(s: &Sample, t: &Threads) {
 
 #[test]
 fn procfs_reports_the_kernels_policy_priority_and_affinity() {
+    let _serial = common::serial();
     let t = Threads::start();
     let mut r = ProcfsReader::new("/proc", vec![common::getpid()]);
     check(&r.read().unwrap(), &t);
@@ -130,6 +131,7 @@ fn bpf_reports_the_kernels_policy_priority_and_affinity() {
 
 #[test]
 fn policy_reaches_the_columns_and_the_json() {
+    let _serial = common::serial();
     let t = Threads::start();
     let opts = schedtop::collect::LiveOptions {
         interval_ns: 1_000_000_000,

@@ -172,6 +172,7 @@ fn run(args: &[&str], usr1_after: Option<Duration>) -> std::process::Output {
 
 #[test]
 fn sigusr1_writes_a_bundle_by_hand_and_recording_goes_on() {
+    let _serial = common::serial();
     let d = tempfile::tempdir().unwrap();
     let out_file = d.path().join("r.schedtop");
     let pid = getpid().to_string();
@@ -210,6 +211,7 @@ fn sigusr1_writes_a_bundle_by_hand_and_recording_goes_on() {
 
 #[test]
 fn bad_triggers_and_unusable_directories_are_one_line() {
+    let _serial = common::serial();
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("r.schedtop");
     let file = d.path().join("plain");
@@ -259,6 +261,7 @@ fn bad_triggers_and_unusable_directories_are_one_line() {
 
 #[test]
 fn serve_writes_a_bundle_on_sigusr1_and_keeps_serving() {
+    let _serial = common::serial();
     let d = tempfile::tempdir().unwrap();
     let pid = getpid().to_string();
     let mut child = Command::new(bin())
