@@ -203,10 +203,10 @@ fn processes_aggregate_threads_and_toggle_back() {
     assert!((p.cpu_pct.unwrap() - cpu).abs() < 1e-6);
     let slices: u64 = threads
         .iter()
-        .filter_map(|r| r.slice_hist.as_ref())
+        .filter_map(|r| r.slice_hist())
         .map(|h| h.total())
         .sum();
-    assert_eq!(p.slice_hist.as_ref().unwrap().total(), slices);
+    assert_eq!(p.slice_hist().unwrap().total(), slices);
     // and back: the process's main thread
     press(&mut app, KeyCode::Char('H'));
     assert_eq!(app.view, View::Threads);
@@ -306,7 +306,7 @@ fn help_detail_and_quit() {
     assert_eq!(app.hist_scope, HistScope::SinceStart);
     let since = app.since_start.clone().unwrap();
     let row = app.selected_row().unwrap().clone();
-    let interval = row.slice_hist.clone().unwrap();
+    let interval = row.slice_hist().cloned().unwrap();
     assert!(
         since.slice_hist.unwrap().total() > interval.total(),
         "since start holds more than one interval"
@@ -317,7 +317,7 @@ fn help_detail_and_quit() {
         total(&since.wakeup_wait_hist) + total(&since.preempt_wait_hist),
         total(&since.wait_hist)
     );
-    assert!(total(&since.wait_hist) > total(&row.wait_hist));
+    assert!(total(&since.wait_hist) > total(&row.wait_hist().cloned()));
     // and the whys since start hold at least the interval's
     if let (Some(s), Some(i)) = (&since.why, &row.why) {
         let sum = |b: &[u64]| b.iter().sum::<u64>();

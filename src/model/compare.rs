@@ -289,13 +289,13 @@ fn row_figures(r: &Row) -> Figures {
         rq_len_avg: None,
         throttled_ms_per_s: None,
         psi_some_pct: None,
-        wait_p50_us: quantile(r.wait_hist.as_ref(), 0.5),
-        wait_p99_us: quantile(r.wait_hist.as_ref(), 0.99),
-        slice_p99_us: quantile(r.slice_hist.as_ref(), 0.99),
-        wait_hist: r.wait_hist.clone(),
-        slice_hist: r.slice_hist.clone(),
-        wakeup_wait_hist: r.wakeup_wait_hist.clone(),
-        preempt_wait_hist: r.preempt_wait_hist.clone(),
+        wait_p50_us: quantile(r.wait_hist(), 0.5),
+        wait_p99_us: quantile(r.wait_hist(), 0.99),
+        slice_p99_us: quantile(r.slice_hist(), 0.99),
+        wait_hist: r.wait_hist().cloned(),
+        slice_hist: r.slice_hist().cloned(),
+        wakeup_wait_hist: r.wakeup_wait_hist().cloned(),
+        preempt_wait_hist: r.preempt_wait_hist().cloned(),
     }
 }
 

@@ -42,8 +42,8 @@ pub(crate) fn approx_total_ns(h: &Log2Hist) -> f64 {
 /// Share of a row's run-queue wait that began at a preemption (None
 /// where the source has no wait split or nothing waited).
 fn preempted_share(r: &Row) -> Option<f64> {
-    let p = approx_total_ns(r.preempt_wait_hist.as_ref()?);
-    let w = approx_total_ns(r.wakeup_wait_hist.as_ref()?);
+    let p = approx_total_ns(r.preempt_wait_hist()?);
+    let w = approx_total_ns(r.wakeup_wait_hist()?);
     (p + w > 0.0).then(|| p / (p + w))
 }
 

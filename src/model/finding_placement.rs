@@ -47,8 +47,8 @@ fn preemptions_by_pid(r: &Row) -> Option<(BTreeMap<u32, u64>, u64)> {
 /// Share of a row's run-queue wait that began at a wakeup (`wakeup`) or
 /// at a preemption, from the wait split (None where there is none).
 fn wait_share(r: &Row, wakeup: bool) -> Option<f64> {
-    let p = approx_total_ns(r.preempt_wait_hist.as_ref()?);
-    let w = approx_total_ns(r.wakeup_wait_hist.as_ref()?);
+    let p = approx_total_ns(r.preempt_wait_hist()?);
+    let w = approx_total_ns(r.wakeup_wait_hist()?);
     (p + w > 0.0).then(|| if wakeup { w } else { p } / (p + w))
 }
 

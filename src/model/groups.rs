@@ -154,10 +154,10 @@ pub fn sum_rows(key: RowKey, members: &[&Row]) -> Row {
         add_f(&mut nvcsw, m.nvcsw_s);
         add_f(&mut cpu, m.cpu_pct);
         add_f(&mut migr_s, m.migr_s);
-        merge(&mut slice_h, &m.slice_hist);
-        merge(&mut wait_h, &m.wait_hist);
-        merge(&mut wake_h, &m.wakeup_wait_hist);
-        merge(&mut preempt_h, &m.preempt_wait_hist);
+        merge(&mut slice_h, m.slice_hist());
+        merge(&mut wait_h, m.wait_hist());
+        merge(&mut wake_h, m.wakeup_wait_hist());
+        merge(&mut preempt_h, m.preempt_wait_hist());
         if let Some(w) = &m.why {
             why.get_or_insert_with(WhyCounts::default).add(w);
         }
@@ -181,10 +181,7 @@ pub fn sum_rows(key: RowKey, members: &[&Row]) -> Row {
     r.p99_wait_us = p99_us(wait_h.as_ref());
     r.p99_wakeup_wait_us = p99_us(wake_h.as_ref());
     r.p99_preempt_wait_us = p99_us(preempt_h.as_ref());
-    r.slice_hist = slice_h;
-    r.wait_hist = wait_h;
-    r.wakeup_wait_hist = wake_h;
-    r.preempt_wait_hist = preempt_h;
+    r.hists = crate::model::row_hists::RowHists::new([slice_h, wait_h, wake_h, preempt_h]);
     r.why = why.map(|mut w| {
         w.label();
         Arc::new(w)
@@ -204,7 +201,7 @@ fn add_f(into: &mut Option<f64>, v: Option<f64>) {
     }
 }
 
-fn merge(into: &mut Option<Log2Hist>, from: &Option<Log2Hist>) {
+fn merge(into: &mut Option<Log2Hist>, from: Option<&Log2Hist>) {
     if let Some(f) = from {
         into.get_or_insert_with(Log2Hist::new).merge(f);
     }

@@ -59,8 +59,12 @@ fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
     row.p99_wakeup_wait_us = p99_us(t.wakeup_wait_hist.as_ref());
     row.p99_preempt_wait_us = p99_us(t.preempt_wait_hist.as_ref());
     row.migr_s = t.migrations.map(|m| ThreadInterval::per_s(m, dt));
-    row.slice_hist = t.slice_hist;
-    row.wait_hist = t.wait_hist;
+    row.hists = crate::model::row_hists::RowHists::new([
+        t.slice_hist,
+        t.wait_hist,
+        t.wakeup_wait_hist,
+        t.preempt_wait_hist,
+    ]);
     row.why = t.why.map(|mut w| {
         if w.is_empty() {
             return no_why.clone();
@@ -68,8 +72,6 @@ fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
         w.label();
         Arc::new(w)
     });
-    row.wakeup_wait_hist = t.wakeup_wait_hist;
-    row.preempt_wait_hist = t.preempt_wait_hist;
 }
 
 fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
@@ -98,11 +100,8 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         p99_wakeup_wait_us: None,
         p99_preempt_wait_us: None,
         migr_s: None,
-        slice_hist: None,
-        wait_hist: None,
+        hists: Default::default(),
         why: None,
-        wakeup_wait_hist: None,
-        preempt_wait_hist: None,
         attrs: ThreadAttrs::default(),
         cgroup: None,
         cgroup_name: None,
@@ -386,16 +385,16 @@ fn reusable(row: &Row, t: &ThreadSample, paths: &[Arc<str>]) -> bool {
         && row.cgroup.as_deref() == path.map(|p| &**p)
         && row.migrations.is_some() == t.migrations.is_some()
         && row.counters.is_known() == t.counters.is_known()
-        && same_kind(&row.slice_hist, &t.slice_hist)
-        && same_kind(&row.wait_hist, &t.wait_hist)
-        && same_kind(&row.wakeup_wait_hist, &t.wakeup_wait_hist)
-        && same_kind(&row.preempt_wait_hist, &t.preempt_wait_hist)
+        && same_kind(row.slice_hist(), t.slice_hist.as_ref())
+        && same_kind(row.wait_hist(), t.wait_hist.as_ref())
+        && same_kind(row.wakeup_wait_hist(), t.wakeup_wait_hist.as_ref())
+        && same_kind(row.preempt_wait_hist(), t.preempt_wait_hist.as_ref())
         && row.why.is_some() == t.why.is_some()
 }
 
 /// Both histograms absent, or both present and of the same resolution.
-fn same_kind(a: &Option<Log2Hist>, b: &Option<Log2Hist>) -> bool {
-    a.as_ref().map(|h| h.octaves_only) == b.as_ref().map(|h| h.octaves_only)
+fn same_kind(a: Option<&Log2Hist>, b: Option<&Log2Hist>) -> bool {
+    a.map(|h| h.octaves_only) == b.map(|h| h.octaves_only)
 }
 
 /// A row's histograms and whys from the first Sample to the current one.

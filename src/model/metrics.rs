@@ -138,8 +138,8 @@ fn text(t: &str) -> Value<'_> {
     }
 }
 
-fn hist(h: &Option<Log2Hist>) -> Value<'_> {
-    h.as_ref().map_or(Value::None, Value::Hist)
+fn hist(h: Option<&Log2Hist>) -> Value<'_> {
+    h.map_or(Value::None, Value::Hist)
 }
 
 const fn col(title: &'static str, width: u16, drop_rank: u8) -> Option<ColumnSpec> {
@@ -384,13 +384,13 @@ static FIXED: &[Metric] = &[
         get: Get::Row(|r| opt_f(r.migr_s)),
         help: None,
     },
-    field("slice_hist_us", Unit::Histogram, |r| hist(&r.slice_hist)),
-    field("wait_hist_us", Unit::Histogram, |r| hist(&r.wait_hist)),
+    field("slice_hist_us", Unit::Histogram, |r| hist(r.slice_hist())),
+    field("wait_hist_us", Unit::Histogram, |r| hist(r.wait_hist())),
     field("wakeup_wait_hist_us", Unit::Histogram, |r| {
-        hist(&r.wakeup_wait_hist)
+        hist(r.wakeup_wait_hist())
     }),
     field("preempt_wait_hist_us", Unit::Histogram, |r| {
-        hist(&r.preempt_wait_hist)
+        hist(r.preempt_wait_hist())
     }),
     field("exited", Unit::Flag, |r| Value::Flag(r.exited)),
     Metric {

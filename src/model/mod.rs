@@ -28,6 +28,7 @@ pub mod physics;
 pub mod pressure;
 pub mod rates;
 pub mod row;
+pub mod row_hists;
 pub mod sample;
 pub mod shared_interval;
 pub mod tally;

@@ -2,6 +2,7 @@
 //! it: what the views, JSON, CSV and the why resolver read.
 use std::sync::Arc;
 
+use crate::model::row_hists::RowHists;
 use crate::model::why::WhyCounts;
 use crate::model::{Log2Hist, ThreadAttrs};
 
@@ -66,14 +67,13 @@ pub struct Row {
     pub p99_wakeup_wait_us: Option<u32>,
     pub p99_preempt_wait_us: Option<u32>,
     pub migr_s: Option<f64>,
-    /// the interval's histograms (None where the source has none)
-    pub slice_hist: Option<Log2Hist>,
-    pub wait_hist: Option<Log2Hist>,
+    /// the interval's histograms (None where the source has none): read
+    /// them with `slice_hist()`, `wait_hist()`, `wakeup_wait_hist()`,
+    /// `preempt_wait_hist()`
+    pub hists: RowHists,
     /// the interval's migration causes, block reasons and preemptors (None
     /// where the source has none)
     pub why: Option<std::sync::Arc<WhyCounts>>,
-    pub wakeup_wait_hist: Option<Log2Hist>,
-    pub preempt_wait_hist: Option<Log2Hist>,
     /// the thread's settings (a process: its main thread's)
     pub attrs: ThreadAttrs,
     /// the cgroup path (a process: its main thread's); None where unknown
@@ -92,6 +92,26 @@ impl Row {
     pub fn counter_per_s(&self, d: &crate::model::counters::CounterDesc) -> Option<f64> {
         let v = self.counter(d)?;
         (self.interval_s > 0.0).then(|| v as f64 / self.interval_s)
+    }
+
+    /// The interval's slice histogram (None where the source has none).
+    pub fn slice_hist(&self) -> Option<&Log2Hist> {
+        self.hists.get(0)
+    }
+
+    /// The interval's run-queue wait histogram.
+    pub fn wait_hist(&self) -> Option<&Log2Hist> {
+        self.hists.get(1)
+    }
+
+    /// The waits after a wakeup.
+    pub fn wakeup_wait_hist(&self) -> Option<&Log2Hist> {
+        self.hists.get(2)
+    }
+
+    /// The waits after a preemption.
+    pub fn preempt_wait_hist(&self) -> Option<&Log2Hist> {
+        self.hists.get(3)
     }
 
     /// Voluntary + involuntary switches per second, if known.

@@ -132,7 +132,7 @@ pub fn evaluate(t: &Trigger, x: &Figures) -> Verdict {
         }
     };
     let row_measured = |r: &Row| match t.figure {
-        Figure::WaitP99 => r.wait_hist.is_some(),
+        Figure::WaitP99 => r.wait_hist().is_some(),
         Figure::MigrPerS => r.migrations.is_some(),
         _ => false,
     };
@@ -274,11 +274,8 @@ mod tests {
             p99_wakeup_wait_us: None,
             p99_preempt_wait_us: None,
             migr_s: None,
-            slice_hist: None,
-            wait_hist: Some(wait_hist),
+            hists: crate::model::row_hists::RowHists::new([None, Some(wait_hist), None, None]),
             why: None,
-            wakeup_wait_hist: None,
-            preempt_wait_hist: None,
             attrs: ThreadAttrs::default(),
             cgroup: None,
             cgroup_name: None,
@@ -322,7 +319,7 @@ mod tests {
         let mut bare = d.clone();
         bare.threads.iter_mut().for_each(|r| {
             r.p99_wait_us = None;
-            r.wait_hist = None;
+            r.hists = Default::default();
         });
         assert!(matches!(
             evaluate(&t, &Figures::rows(&bare)),
@@ -332,7 +329,12 @@ mod tests {
         let mut idle = d.clone();
         idle.threads.iter_mut().for_each(|r| {
             r.p99_wait_us = None;
-            r.wait_hist = Some(Log2Hist::from_counts([0; 30]));
+            r.hists = crate::model::row_hists::RowHists::new([
+                None,
+                Some(Log2Hist::from_counts([0; 30])),
+                None,
+                None,
+            ]);
         });
         assert_eq!(evaluate(&t, &Figures::rows(&idle)), Verdict::Quiet);
     }
