@@ -376,7 +376,7 @@ pub fn cross_node_churn(f: &IntervalFacts) -> Vec<Finding> {
             .is_some_and(|w| w.migrations_by_cause[MigCause::LoadBalance as usize] > 0);
         if balanced
             && r.counter(&crate::model::counters::CROSS_NODE).unwrap_or(0) > 0
-            && r.cpu_pct.unwrap_or(0.0) >= t.churn_busy_pct
+            && r.cpu_pct.get().unwrap_or(0.0) >= t.churn_busy_pct
         {
             *moved.entry(r.pid).or_default() += 1;
         }

@@ -61,7 +61,7 @@ pub fn rt_hog_cpus(f: &IntervalFacts) -> BTreeSet<u32> {
 fn hogs<'a>(f: &'a IntervalFacts) -> BTreeMap<u32, Hog<'a>> {
     let mut out: BTreeMap<u32, Hog> = BTreeMap::new();
     for r in f.derived.threads.iter().filter(|r| r.attrs.realtime()) {
-        let busy = r.cpu_pct.unwrap_or(0.0);
+        let busy = r.cpu_pct.get().unwrap_or(0.0);
         if busy < THRESHOLDS.rt_hog_min_cpu_pct {
             continue;
         }

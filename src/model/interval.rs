@@ -2,6 +2,7 @@
 //! `model::rates`: one row per thread, and per process the sum of its
 //! threads, plus system figures. The views, `--batch`/`dump` JSON and CSV
 //! all read these rows (through the metric table, metrics.rs).
+use crate::model::opt_rate::OptRate;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -42,9 +43,9 @@ fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
     row.migrations = t.migrations;
     row.counters = t.counters;
     row.interval_s = dt;
-    row.vcsw_s = Some(ThreadInterval::per_s(t.voluntary, dt));
-    row.nvcsw_s = Some(ThreadInterval::per_s(t.involuntary, dt));
-    row.cpu_pct = (dt > 0.0).then(|| t.oncpu_ns as f64 / 1e9 / dt * 100.0);
+    row.vcsw_s = OptRate::from(Some(ThreadInterval::per_s(t.voluntary, dt)));
+    row.nvcsw_s = OptRate::from(Some(ThreadInterval::per_s(t.involuntary, dt)));
+    row.cpu_pct = OptRate::from((dt > 0.0).then(|| t.oncpu_ns as f64 / 1e9 / dt * 100.0));
     // completed slices: the histogram's count where there is one, else one
     // slice ends with every switch-out
     let slices = t
@@ -53,12 +54,12 @@ fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
         .map(Log2Hist::total)
         .filter(|&n| n > 0)
         .unwrap_or(t.voluntary.saturating_add(t.involuntary));
-    row.avg_slice_ns = (slices > 0).then(|| t.oncpu_ns as f64 / slices as f64);
+    row.avg_slice_ns = OptRate::from((slices > 0).then(|| t.oncpu_ns as f64 / slices as f64));
     row.p99_slice_us = p99_us(t.slice_hist.as_ref());
     row.p99_wait_us = p99_us(t.wait_hist.as_ref());
     row.p99_wakeup_wait_us = p99_us(t.wakeup_wait_hist.as_ref());
     row.p99_preempt_wait_us = p99_us(t.preempt_wait_hist.as_ref());
-    row.migr_s = t.migrations.map(|m| ThreadInterval::per_s(m, dt));
+    row.migr_s = OptRate::from(t.migrations.map(|m| ThreadInterval::per_s(m, dt)));
     row.hists = crate::model::row_hists::RowHists::new([
         t.slice_hist,
         t.wait_hist,
@@ -91,15 +92,15 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         migrations: None,
         counters: Default::default(),
         interval_s: 0.0,
-        vcsw_s: None,
-        nvcsw_s: None,
-        cpu_pct: None,
-        avg_slice_ns: None,
+        vcsw_s: OptRate::NONE,
+        nvcsw_s: OptRate::NONE,
+        cpu_pct: OptRate::NONE,
+        avg_slice_ns: OptRate::NONE,
         p99_slice_us: None,
         p99_wait_us: None,
         p99_wakeup_wait_us: None,
         p99_preempt_wait_us: None,
-        migr_s: None,
+        migr_s: OptRate::NONE,
         hists: Default::default(),
         why: None,
         attrs: ThreadAttrs::default(),

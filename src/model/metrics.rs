@@ -313,7 +313,7 @@ static FIXED: &[Metric] = &[
         unit: Unit::PerSecond,
         column: col("VCSW/s", 6, 2),
         field: Some("voluntary_per_s"),
-        get: Get::Row(|r| opt_f(r.vcsw_s)),
+        get: Get::Row(|r| opt_f(r.vcsw_s.get())),
         help: Some("VCSW/s voluntary (blocked, slept, yielded); NVCSW/s involuntary (preempted)"),
     },
     Metric {
@@ -322,7 +322,7 @@ static FIXED: &[Metric] = &[
         // rates are at most 6 wide ("123.4k"); the title sets NVCSW/s
         column: col("NVCSW/s", 7, 1),
         field: Some("involuntary_per_s"),
-        get: Get::Row(|r| opt_f(r.nvcsw_s)),
+        get: Get::Row(|r| opt_f(r.nvcsw_s.get())),
         help: None,
     },
     Metric {
@@ -330,7 +330,7 @@ static FIXED: &[Metric] = &[
         unit: Unit::Percent,
         column: col("CPU%", 5, 3),
         field: None,
-        get: Get::Row(|r| opt_f(r.cpu_pct)),
+        get: Get::Row(|r| opt_f(r.cpu_pct.get())),
         help: None,
     },
     Metric {
@@ -338,7 +338,7 @@ static FIXED: &[Metric] = &[
         unit: Unit::Nanoseconds,
         column: col("AVGSLICE", 8, 5),
         field: None,
-        get: Get::Row(|r| opt_f(r.avg_slice_ns)),
+        get: Get::Row(|r| opt_f(r.avg_slice_ns.get())),
         help: Some("SLICE columns: CPU time per slice (a wall-clock one adds steal, IRQs)"),
     },
     Metric {
@@ -381,7 +381,7 @@ static FIXED: &[Metric] = &[
         unit: Unit::PerSecond,
         column: col("MIGR/s", 6, 9),
         field: None,
-        get: Get::Row(|r| opt_f(r.migr_s)),
+        get: Get::Row(|r| opt_f(r.migr_s.get())),
         help: None,
     },
     field("slice_hist_us", Unit::Histogram, |r| hist(r.slice_hist())),

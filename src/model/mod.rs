@@ -24,6 +24,7 @@ pub mod groups;
 pub mod hist;
 pub mod interval;
 pub mod metrics;
+pub mod opt_rate;
 pub mod physics;
 pub mod pressure;
 pub mod rates;

@@ -2,6 +2,7 @@
 //! it: what the views, JSON, CSV and the why resolver read.
 use std::sync::Arc;
 
+use crate::model::opt_rate::OptRate;
 use crate::model::row_hists::RowHists;
 use crate::model::why::WhyCounts;
 use crate::model::{Log2Hist, ThreadAttrs};
@@ -56,17 +57,17 @@ pub struct Row {
     pub counters: crate::model::counters::Counters,
     /// the interval's length in seconds (the counters' rates and shares)
     pub interval_s: f64,
-    pub vcsw_s: Option<f64>,
-    pub nvcsw_s: Option<f64>,
-    pub cpu_pct: Option<f64>,
-    pub avg_slice_ns: Option<f64>,
+    pub vcsw_s: OptRate,
+    pub nvcsw_s: OptRate,
+    pub cpu_pct: OptRate,
+    pub avg_slice_ns: OptRate,
     /// p99s in µs: u32 (71 minutes), as every row of 100,000 keeps four
     pub p99_slice_us: Option<u32>,
     pub p99_wait_us: Option<u32>,
     /// p99 of the waits after a wakeup / after a preemption
     pub p99_wakeup_wait_us: Option<u32>,
     pub p99_preempt_wait_us: Option<u32>,
-    pub migr_s: Option<f64>,
+    pub migr_s: OptRate,
     /// the interval's histograms (None where the source has none): read
     /// them with `slice_hist()`, `wait_hist()`, `wakeup_wait_hist()`,
     /// `preempt_wait_hist()`
@@ -116,7 +117,7 @@ impl Row {
 
     /// Voluntary + involuntary switches per second, if known.
     pub fn switches_s(&self) -> Option<f64> {
-        Some(self.vcsw_s? + self.nvcsw_s?)
+        Some(self.vcsw_s.get()? + self.nvcsw_s.get()?)
     }
 }
 

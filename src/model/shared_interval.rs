@@ -248,7 +248,7 @@ mod tests {
             "a's rows, left by its last holder"
         );
         assert_eq!(c.threads[0].voluntary, 5);
-        assert_eq!(c.threads[0].vcsw_s, Some(0.0));
+        assert_eq!(c.threads[0].vcsw_s.get(), Some(0.0));
         // two let go at once: one set is kept, the other freed
         drop((b, c));
         assert!(d.take_spare().is_some());
@@ -269,10 +269,11 @@ mod tests {
         use crate::model::why::WhySample;
         // paid twice per thread (the rows on screen and the spare). 384
         // bytes before the four histograms went behind one shared pointer
-        // (row_hists.rs: 64 -> 8); now the interval's figures (200, mostly
-        // Options), who and where the thread is (117), padding
+        // (row_hists.rs: 64 -> 8) and the five rates lost their Option tags
+        // (opt_rate.rs: 80 -> 40); now the interval's figures (~160), who
+        // and where the thread is (117), padding
         let size = std::mem::size_of::<crate::model::interval::Row>();
-        assert!(size <= 328, "a row is {size} bytes");
+        assert!(size <= 288, "a row is {size} bytes");
         let why = Arc::new(WhySample::default());
         let idle = |i: u64| Sample {
             mono_ns: i * 1_000_000_000,
@@ -299,7 +300,7 @@ mod tests {
         let zero = Counters::zero();
         let shared_why = iv.threads[0].why.clone().unwrap();
         for r in &iv.threads {
-            assert_eq!(r.cpu_pct, Some(0.0));
+            assert_eq!(r.cpu_pct.get(), Some(0.0));
             assert!(std::ptr::eq(
                 r.counters.known().unwrap(),
                 zero.known().unwrap()

@@ -73,8 +73,8 @@ pub fn row_figure(f: Figure, r: &Row) -> Option<f64> {
         // log2 buckets: the p99 is known to a factor of two (upper bound)
         Figure::WaitP99 => r.p99_wait_us.map(|us| us as f64 * 1e3),
         // nvcsw: the kernel's non-voluntary (involuntary) switch count
-        Figure::InvolPerS => r.nvcsw_s,
-        Figure::MigrPerS => r.migr_s,
+        Figure::InvolPerS => r.nvcsw_s.get(),
+        Figure::MigrPerS => r.migr_s.get(),
         _ => None,
     }
 }
@@ -99,7 +99,7 @@ fn system_figure(f: Figure, x: &Figures) -> Option<f64> {
             let sum = d
                 .threads
                 .iter()
-                .filter_map(|r| r.migr_s)
+                .filter_map(|r| r.migr_s.get())
                 .inspect(|_| any = true)
                 .sum::<f64>();
             any.then_some(sum)
@@ -265,15 +265,15 @@ mod tests {
             migrations: None,
             counters: Default::default(),
             interval_s: 0.0,
-            vcsw_s: None,
-            nvcsw_s: Some(nvcsw_s),
-            cpu_pct: None,
-            avg_slice_ns: None,
+            vcsw_s: crate::model::opt_rate::OptRate::NONE,
+            nvcsw_s: crate::model::opt_rate::OptRate::from(Some(nvcsw_s)),
+            cpu_pct: crate::model::opt_rate::OptRate::NONE,
+            avg_slice_ns: crate::model::opt_rate::OptRate::NONE,
             p99_slice_us: None,
             p99_wait_us: crate::model::row::p99_us(Some(&wait_hist)),
             p99_wakeup_wait_us: None,
             p99_preempt_wait_us: None,
-            migr_s: None,
+            migr_s: crate::model::opt_rate::OptRate::NONE,
             hists: crate::model::row_hists::RowHists::new([None, Some(wait_hist), None, None]),
             why: None,
             attrs: ThreadAttrs::default(),

@@ -61,12 +61,12 @@ fn figures(r: &Row, series: &[u64]) -> Line<'static> {
     pair("switches/s", r.switches_s().map_or_else(dash, format::rate));
     let max = series.iter().copied().max();
     pair("max", max.map_or_else(dash, |m| format::rate(m as f64)));
-    pair("vol", r.vcsw_s.map_or_else(dash, format::rate));
-    pair("invol", r.nvcsw_s.map_or_else(dash, format::rate));
-    pair("CPU%", r.cpu_pct.map_or_else(dash, format::percent));
+    pair("vol", r.vcsw_s.get().map_or_else(dash, format::rate));
+    pair("invol", r.nvcsw_s.get().map_or_else(dash, format::rate));
+    pair("CPU%", r.cpu_pct.get().map_or_else(dash, format::percent));
     pair(
         "avg slice",
-        r.avg_slice_ns.map_or_else(dash, format::duration_ns),
+        r.avg_slice_ns.get().map_or_else(dash, format::duration_ns),
     );
     // the per-thread counters (model/counters.rs) that counted something
     for (label, v) in counter_figures(r) {
