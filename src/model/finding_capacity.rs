@@ -29,7 +29,7 @@ impl Time {
         self.threads += 1;
         self.oncpu_ns = self.oncpu_ns.saturating_add(r.oncpu_ns.unwrap_or(0));
         self.wait_ns = self.wait_ns.saturating_add(r.wait_ns.unwrap_or(0));
-        self.nvcsw_s += r.nvcsw_s.unwrap_or(0.0);
+        self.nvcsw_s += r.nvcsw_s.get().unwrap_or(0.0);
     }
 
     pub fn wait_s(&self) -> f64 {

@@ -42,8 +42,8 @@ pub(crate) fn approx_total_ns(h: &Log2Hist) -> f64 {
 /// Share of a row's run-queue wait that began at a preemption (None
 /// where the source has no wait split or nothing waited).
 fn preempted_share(r: &Row) -> Option<f64> {
-    let p = approx_total_ns(r.preempt_wait_hist.as_ref()?);
-    let w = approx_total_ns(r.wakeup_wait_hist.as_ref()?);
+    let p = approx_total_ns(r.preempt_wait_hist()?);
+    let w = approx_total_ns(r.wakeup_wait_hist()?);
     (p + w > 0.0).then(|| p / (p + w))
 }
 
@@ -376,7 +376,7 @@ pub fn cross_node_churn(f: &IntervalFacts) -> Vec<Finding> {
             .is_some_and(|w| w.migrations_by_cause[MigCause::LoadBalance as usize] > 0);
         if balanced
             && r.counter(&crate::model::counters::CROSS_NODE).unwrap_or(0) > 0
-            && r.cpu_pct.unwrap_or(0.0) >= t.churn_busy_pct
+            && r.cpu_pct.get().unwrap_or(0.0) >= t.churn_busy_pct
         {
             *moved.entry(r.pid).or_default() += 1;
         }

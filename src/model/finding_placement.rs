@@ -47,8 +47,8 @@ fn preemptions_by_pid(r: &Row) -> Option<(BTreeMap<u32, u64>, u64)> {
 /// Share of a row's run-queue wait that began at a wakeup (`wakeup`) or
 /// at a preemption, from the wait split (None where there is none).
 fn wait_share(r: &Row, wakeup: bool) -> Option<f64> {
-    let p = approx_total_ns(r.preempt_wait_hist.as_ref()?);
-    let w = approx_total_ns(r.wakeup_wait_hist.as_ref()?);
+    let p = approx_total_ns(r.preempt_wait_hist()?);
+    let w = approx_total_ns(r.wakeup_wait_hist()?);
     (p + w > 0.0).then(|| if wakeup { w } else { p } / (p + w))
 }
 
@@ -61,7 +61,7 @@ pub fn rt_hog_cpus(f: &IntervalFacts) -> BTreeSet<u32> {
 fn hogs<'a>(f: &'a IntervalFacts) -> BTreeMap<u32, Hog<'a>> {
     let mut out: BTreeMap<u32, Hog> = BTreeMap::new();
     for r in f.derived.threads.iter().filter(|r| r.attrs.realtime()) {
-        let busy = r.cpu_pct.unwrap_or(0.0);
+        let busy = r.cpu_pct.get().unwrap_or(0.0);
         if busy < THRESHOLDS.rt_hog_min_cpu_pct {
             continue;
         }

@@ -4,6 +4,7 @@
 //! sums, and its percentiles are read from the merged histograms: the p99
 //! of a pool is not the average of its threads' p99s (one thread that waited
 //! 50 ms among 63 that waited 1 ms moves the mean of p99s, not the p99).
+use crate::model::opt_rate::OptRate;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -150,18 +151,18 @@ pub fn sum_rows(key: RowKey, members: &[&Row]) -> Row {
         add_u(&mut wait, m.wait_ns);
         add_u(&mut migr, m.migrations);
         counters.add(&m.counters);
-        add_f(&mut vcsw, m.vcsw_s);
-        add_f(&mut nvcsw, m.nvcsw_s);
-        add_f(&mut cpu, m.cpu_pct);
-        add_f(&mut migr_s, m.migr_s);
-        merge(&mut slice_h, &m.slice_hist);
-        merge(&mut wait_h, &m.wait_hist);
-        merge(&mut wake_h, &m.wakeup_wait_hist);
-        merge(&mut preempt_h, &m.preempt_wait_hist);
+        add_f(&mut vcsw, m.vcsw_s.get());
+        add_f(&mut nvcsw, m.nvcsw_s.get());
+        add_f(&mut cpu, m.cpu_pct.get());
+        add_f(&mut migr_s, m.migr_s.get());
+        merge(&mut slice_h, m.slice_hist());
+        merge(&mut wait_h, m.wait_hist());
+        merge(&mut wake_h, m.wakeup_wait_hist());
+        merge(&mut preempt_h, m.preempt_wait_hist());
         if let Some(w) = &m.why {
             why.get_or_insert_with(WhyCounts::default).add(w);
         }
-        if let (Some(ns), Some(avg)) = (m.oncpu_ns, m.avg_slice_ns) {
+        if let (Some(ns), Some(avg)) = (m.oncpu_ns, m.avg_slice_ns.get()) {
             if avg > 0.0 {
                 slices += ns as f64 / avg;
                 sliced_ns = sliced_ns.saturating_add(ns);
@@ -172,19 +173,16 @@ pub fn sum_rows(key: RowKey, members: &[&Row]) -> Row {
     r.wait_ns = wait;
     r.migrations = migr;
     r.counters = counters;
-    r.vcsw_s = vcsw;
-    r.nvcsw_s = nvcsw;
-    r.cpu_pct = cpu;
-    r.migr_s = migr_s;
-    r.avg_slice_ns = (slices > 0.0).then(|| sliced_ns as f64 / slices);
+    r.vcsw_s = OptRate::from(vcsw);
+    r.nvcsw_s = OptRate::from(nvcsw);
+    r.cpu_pct = OptRate::from(cpu);
+    r.migr_s = OptRate::from(migr_s);
+    r.avg_slice_ns = OptRate::from((slices > 0.0).then(|| sliced_ns as f64 / slices));
     r.p99_slice_us = p99_us(slice_h.as_ref());
     r.p99_wait_us = p99_us(wait_h.as_ref());
     r.p99_wakeup_wait_us = p99_us(wake_h.as_ref());
     r.p99_preempt_wait_us = p99_us(preempt_h.as_ref());
-    r.slice_hist = slice_h;
-    r.wait_hist = wait_h;
-    r.wakeup_wait_hist = wake_h;
-    r.preempt_wait_hist = preempt_h;
+    r.hists = crate::model::row_hists::RowHists::new([slice_h, wait_h, wake_h, preempt_h]);
     r.why = why.map(|mut w| {
         w.label();
         Arc::new(w)
@@ -204,7 +202,7 @@ fn add_f(into: &mut Option<f64>, v: Option<f64>) {
     }
 }
 
-fn merge(into: &mut Option<Log2Hist>, from: &Option<Log2Hist>) {
+fn merge(into: &mut Option<Log2Hist>, from: Option<&Log2Hist>) {
     if let Some(f) = from {
         into.get_or_insert_with(Log2Hist::new).merge(f);
     }

@@ -2,6 +2,7 @@
 //! `model::rates`: one row per thread, and per process the sum of its
 //! threads, plus system figures. The views, `--batch`/`dump` JSON and CSV
 //! all read these rows (through the metric table, metrics.rs).
+use crate::model::opt_rate::OptRate;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -42,9 +43,9 @@ fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
     row.migrations = t.migrations;
     row.counters = t.counters;
     row.interval_s = dt;
-    row.vcsw_s = Some(ThreadInterval::per_s(t.voluntary, dt));
-    row.nvcsw_s = Some(ThreadInterval::per_s(t.involuntary, dt));
-    row.cpu_pct = (dt > 0.0).then(|| t.oncpu_ns as f64 / 1e9 / dt * 100.0);
+    row.vcsw_s = OptRate::from(Some(ThreadInterval::per_s(t.voluntary, dt)));
+    row.nvcsw_s = OptRate::from(Some(ThreadInterval::per_s(t.involuntary, dt)));
+    row.cpu_pct = OptRate::from((dt > 0.0).then(|| t.oncpu_ns as f64 / 1e9 / dt * 100.0));
     // completed slices: the histogram's count where there is one, else one
     // slice ends with every switch-out
     let slices = t
@@ -53,14 +54,18 @@ fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
         .map(Log2Hist::total)
         .filter(|&n| n > 0)
         .unwrap_or(t.voluntary.saturating_add(t.involuntary));
-    row.avg_slice_ns = (slices > 0).then(|| t.oncpu_ns as f64 / slices as f64);
+    row.avg_slice_ns = OptRate::from((slices > 0).then(|| t.oncpu_ns as f64 / slices as f64));
     row.p99_slice_us = p99_us(t.slice_hist.as_ref());
     row.p99_wait_us = p99_us(t.wait_hist.as_ref());
     row.p99_wakeup_wait_us = p99_us(t.wakeup_wait_hist.as_ref());
     row.p99_preempt_wait_us = p99_us(t.preempt_wait_hist.as_ref());
-    row.migr_s = t.migrations.map(|m| ThreadInterval::per_s(m, dt));
-    row.slice_hist = t.slice_hist;
-    row.wait_hist = t.wait_hist;
+    row.migr_s = OptRate::from(t.migrations.map(|m| ThreadInterval::per_s(m, dt)));
+    row.hists = crate::model::row_hists::RowHists::new([
+        t.slice_hist,
+        t.wait_hist,
+        t.wakeup_wait_hist,
+        t.preempt_wait_hist,
+    ]);
     row.why = t.why.map(|mut w| {
         if w.is_empty() {
             return no_why.clone();
@@ -68,8 +73,6 @@ fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
         w.label();
         Arc::new(w)
     });
-    row.wakeup_wait_hist = t.wakeup_wait_hist;
-    row.preempt_wait_hist = t.preempt_wait_hist;
 }
 
 fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
@@ -89,20 +92,17 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         migrations: None,
         counters: Default::default(),
         interval_s: 0.0,
-        vcsw_s: None,
-        nvcsw_s: None,
-        cpu_pct: None,
-        avg_slice_ns: None,
+        vcsw_s: OptRate::NONE,
+        nvcsw_s: OptRate::NONE,
+        cpu_pct: OptRate::NONE,
+        avg_slice_ns: OptRate::NONE,
         p99_slice_us: None,
         p99_wait_us: None,
         p99_wakeup_wait_us: None,
         p99_preempt_wait_us: None,
-        migr_s: None,
-        slice_hist: None,
-        wait_hist: None,
+        migr_s: OptRate::NONE,
+        hists: Default::default(),
         why: None,
-        wakeup_wait_hist: None,
-        preempt_wait_hist: None,
         attrs: ThreadAttrs::default(),
         cgroup: None,
         cgroup_name: None,
@@ -386,16 +386,16 @@ fn reusable(row: &Row, t: &ThreadSample, paths: &[Arc<str>]) -> bool {
         && row.cgroup.as_deref() == path.map(|p| &**p)
         && row.migrations.is_some() == t.migrations.is_some()
         && row.counters.is_known() == t.counters.is_known()
-        && same_kind(&row.slice_hist, &t.slice_hist)
-        && same_kind(&row.wait_hist, &t.wait_hist)
-        && same_kind(&row.wakeup_wait_hist, &t.wakeup_wait_hist)
-        && same_kind(&row.preempt_wait_hist, &t.preempt_wait_hist)
+        && same_kind(row.slice_hist(), t.slice_hist.as_ref())
+        && same_kind(row.wait_hist(), t.wait_hist.as_ref())
+        && same_kind(row.wakeup_wait_hist(), t.wakeup_wait_hist.as_ref())
+        && same_kind(row.preempt_wait_hist(), t.preempt_wait_hist.as_ref())
         && row.why.is_some() == t.why.is_some()
 }
 
 /// Both histograms absent, or both present and of the same resolution.
-fn same_kind(a: &Option<Log2Hist>, b: &Option<Log2Hist>) -> bool {
-    a.as_ref().map(|h| h.octaves_only) == b.as_ref().map(|h| h.octaves_only)
+fn same_kind(a: Option<&Log2Hist>, b: Option<&Log2Hist>) -> bool {
+    a.map(|h| h.octaves_only) == b.map(|h| h.octaves_only)
 }
 
 /// A row's histograms and whys from the first Sample to the current one.

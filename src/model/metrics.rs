@@ -143,8 +143,8 @@ fn text(t: &str) -> Value<'_> {
     }
 }
 
-fn hist(h: &Option<Log2Hist>) -> Value<'_> {
-    h.as_ref().map_or(Value::None, Value::Hist)
+fn hist(h: Option<&Log2Hist>) -> Value<'_> {
+    h.map_or(Value::None, Value::Hist)
 }
 
 const fn col(title: &'static str, width: u16, drop_rank: u8) -> Option<ColumnSpec> {
@@ -318,7 +318,7 @@ static FIXED: &[Metric] = &[
         unit: Unit::PerSecond,
         column: col("VCSW/s", 6, 2),
         field: Some("voluntary_per_s"),
-        get: Get::Row(|r| opt_f(r.vcsw_s)),
+        get: Get::Row(|r| opt_f(r.vcsw_s.get())),
         help: Some("VCSW/s voluntary (blocked, slept, yielded); NVCSW/s involuntary (preempted)"),
     },
     Metric {
@@ -327,7 +327,7 @@ static FIXED: &[Metric] = &[
         // rates are at most 6 wide ("123.4k"); the title sets NVCSW/s
         column: col("NVCSW/s", 7, 1),
         field: Some("involuntary_per_s"),
-        get: Get::Row(|r| opt_f(r.nvcsw_s)),
+        get: Get::Row(|r| opt_f(r.nvcsw_s.get())),
         help: None,
     },
     Metric {
@@ -335,7 +335,7 @@ static FIXED: &[Metric] = &[
         unit: Unit::Percent,
         column: col("CPU%", 5, 3),
         field: None,
-        get: Get::Row(|r| opt_f(r.cpu_pct)),
+        get: Get::Row(|r| opt_f(r.cpu_pct.get())),
         help: None,
     },
     Metric {
@@ -343,7 +343,7 @@ static FIXED: &[Metric] = &[
         unit: Unit::Nanoseconds,
         column: col("AVGSLICE", 8, 5),
         field: None,
-        get: Get::Row(|r| opt_f(r.avg_slice_ns)),
+        get: Get::Row(|r| opt_f(r.avg_slice_ns.get())),
         help: Some("SLICE columns: CPU time per slice (a wall-clock one adds steal, IRQs)"),
     },
     Metric {
@@ -386,16 +386,16 @@ static FIXED: &[Metric] = &[
         unit: Unit::PerSecond,
         column: col("MIGR/s", 6, 9),
         field: None,
-        get: Get::Row(|r| opt_f(r.migr_s)),
+        get: Get::Row(|r| opt_f(r.migr_s.get())),
         help: None,
     },
-    field("slice_hist_us", Unit::Histogram, |r| hist(&r.slice_hist)),
-    field("wait_hist_us", Unit::Histogram, |r| hist(&r.wait_hist)),
+    field("slice_hist_us", Unit::Histogram, |r| hist(r.slice_hist())),
+    field("wait_hist_us", Unit::Histogram, |r| hist(r.wait_hist())),
     field("wakeup_wait_hist_us", Unit::Histogram, |r| {
-        hist(&r.wakeup_wait_hist)
+        hist(r.wakeup_wait_hist())
     }),
     field("preempt_wait_hist_us", Unit::Histogram, |r| {
-        hist(&r.preempt_wait_hist)
+        hist(r.preempt_wait_hist())
     }),
     field("exited", Unit::Flag, |r| Value::Flag(r.exited)),
     Metric {

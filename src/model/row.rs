@@ -2,6 +2,8 @@
 //! it: what the views, JSON, CSV and the why resolver read.
 use std::sync::Arc;
 
+use crate::model::opt_rate::OptRate;
+use crate::model::row_hists::RowHists;
 use crate::model::why::WhyCounts;
 use crate::model::{Log2Hist, ThreadAttrs};
 
@@ -55,25 +57,24 @@ pub struct Row {
     pub counters: crate::model::counters::Counters,
     /// the interval's length in seconds (the counters' rates and shares)
     pub interval_s: f64,
-    pub vcsw_s: Option<f64>,
-    pub nvcsw_s: Option<f64>,
-    pub cpu_pct: Option<f64>,
-    pub avg_slice_ns: Option<f64>,
+    pub vcsw_s: OptRate,
+    pub nvcsw_s: OptRate,
+    pub cpu_pct: OptRate,
+    pub avg_slice_ns: OptRate,
     /// p99s in µs: u32 (71 minutes), as every row of 100,000 keeps four
     pub p99_slice_us: Option<u32>,
     pub p99_wait_us: Option<u32>,
     /// p99 of the waits after a wakeup / after a preemption
     pub p99_wakeup_wait_us: Option<u32>,
     pub p99_preempt_wait_us: Option<u32>,
-    pub migr_s: Option<f64>,
-    /// the interval's histograms (None where the source has none)
-    pub slice_hist: Option<Log2Hist>,
-    pub wait_hist: Option<Log2Hist>,
+    pub migr_s: OptRate,
+    /// the interval's histograms (None where the source has none): read
+    /// them with `slice_hist()`, `wait_hist()`, `wakeup_wait_hist()`,
+    /// `preempt_wait_hist()`
+    pub hists: RowHists,
     /// the interval's migration causes, block reasons and preemptors (None
     /// where the source has none)
     pub why: Option<std::sync::Arc<WhyCounts>>,
-    pub wakeup_wait_hist: Option<Log2Hist>,
-    pub preempt_wait_hist: Option<Log2Hist>,
     /// the thread's settings (a process: its main thread's)
     pub attrs: ThreadAttrs,
     /// the cgroup path (a process: its main thread's); None where unknown
@@ -94,9 +95,29 @@ impl Row {
         (self.interval_s > 0.0).then(|| v as f64 / self.interval_s)
     }
 
+    /// The interval's slice histogram (None where the source has none).
+    pub fn slice_hist(&self) -> Option<&Log2Hist> {
+        self.hists.get(0)
+    }
+
+    /// The interval's run-queue wait histogram.
+    pub fn wait_hist(&self) -> Option<&Log2Hist> {
+        self.hists.get(1)
+    }
+
+    /// The waits after a wakeup.
+    pub fn wakeup_wait_hist(&self) -> Option<&Log2Hist> {
+        self.hists.get(2)
+    }
+
+    /// The waits after a preemption.
+    pub fn preempt_wait_hist(&self) -> Option<&Log2Hist> {
+        self.hists.get(3)
+    }
+
     /// Voluntary + involuntary switches per second, if known.
     pub fn switches_s(&self) -> Option<f64> {
-        Some(self.vcsw_s? + self.nvcsw_s?)
+        Some(self.vcsw_s.get()? + self.nvcsw_s.get()?)
     }
 }
 

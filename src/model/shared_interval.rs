@@ -252,7 +252,7 @@ mod tests {
             "a's rows, left by its last holder"
         );
         assert_eq!(c.threads[0].voluntary, 5);
-        assert_eq!(c.threads[0].vcsw_s, Some(0.0));
+        assert_eq!(c.threads[0].vcsw_s.get(), Some(0.0));
         // two let go at once: one set is kept, the other freed
         drop((b, c));
         assert!(d.take_spare().is_some());
@@ -271,10 +271,13 @@ mod tests {
     fn an_idle_threads_row_is_its_fields_and_shares_the_rest() {
         use crate::model::counters::Counters;
         use crate::model::why::WhySample;
-        // 384 bytes today: the interval's figures (200, mostly Options),
-        // four histograms (64), who and where the thread is (117), padding;
-        // paid twice per thread (100,000 threads: 77 MB)
-        assert!(std::mem::size_of::<crate::model::interval::Row>() <= 384);
+        // paid twice per thread (the rows on screen and the spare). 384
+        // bytes before the four histograms went behind one shared pointer
+        // (row_hists.rs: 64 -> 8) and the five rates lost their Option tags
+        // (opt_rate.rs: 80 -> 40); now the interval's figures (~160), who
+        // and where the thread is (117), padding
+        let size = std::mem::size_of::<crate::model::interval::Row>();
+        assert!(size <= 288, "a row is {size} bytes");
         let why = Arc::new(WhySample::default());
         let idle = |i: u64| Sample {
             mono_ns: i * 1_000_000_000,
@@ -301,22 +304,19 @@ mod tests {
         let zero = Counters::zero();
         let shared_why = iv.threads[0].why.clone().unwrap();
         for r in &iv.threads {
-            assert_eq!(r.cpu_pct, Some(0.0));
+            assert_eq!(r.cpu_pct.get(), Some(0.0));
             assert!(std::ptr::eq(
                 r.counters.known().unwrap(),
                 zero.known().unwrap()
             ));
             assert!(Arc::ptr_eq(r.why.as_ref().unwrap(), &shared_why));
             for h in [
-                &r.slice_hist,
-                &r.wait_hist,
-                &r.wakeup_wait_hist,
-                &r.preempt_wait_hist,
+                r.slice_hist(),
+                r.wait_hist(),
+                r.wakeup_wait_hist(),
+                r.preempt_wait_hist(),
             ] {
-                assert!(
-                    h.as_ref().unwrap().counts.same(&Default::default()),
-                    "no allocation"
-                );
+                assert!(h.unwrap().counts.same(&Default::default()), "no allocation");
             }
         }
     }

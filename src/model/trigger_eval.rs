@@ -98,10 +98,10 @@ pub fn row_figure(f: Figure, r: &Row) -> Option<f64> {
 fn row_measured(f: Figure, r: &Row) -> bool {
     match f {
         Figure::Metric(m) => match m.key {
-            "p99_wait" => r.wait_hist.is_some(),
-            "p99_wakeup_wait" => r.wakeup_wait_hist.is_some(),
-            "p99_preempt_wait" => r.preempt_wait_hist.is_some(),
-            "p99_slice" => r.slice_hist.is_some(),
+            "p99_wait" => r.wait_hist().is_some(),
+            "p99_wakeup_wait" => r.wakeup_wait_hist().is_some(),
+            "p99_preempt_wait" => r.preempt_wait_hist().is_some(),
+            "p99_slice" => r.slice_hist().is_some(),
             "migr" => r.migrations.is_some(),
             _ => match m.get {
                 Get::Total(_) | Get::Column(..) | Get::ByLabel(_) => r.counters.is_known(),
@@ -144,7 +144,7 @@ fn system_figure(f: Figure, x: &Figures) -> Option<f64> {
     match f {
         Figure::Metric(m) => match m.key {
             "nvcsw" => Some(d.system.involuntary_s),
-            "migr" => sum_rows(d, |r| r.migr_s),
+            "migr" => sum_rows(d, |r| r.migr_s.get()),
             _ => None,
         },
         Figure::Counter(c) => sum_rows(d, |r| r.counter_per_s(c)),
@@ -303,20 +303,17 @@ mod tests {
             migrations: None,
             counters: Default::default(),
             interval_s: 0.0,
-            vcsw_s: None,
-            nvcsw_s: Some(nvcsw_s),
-            cpu_pct: None,
-            avg_slice_ns: None,
+            vcsw_s: crate::model::opt_rate::OptRate::NONE,
+            nvcsw_s: crate::model::opt_rate::OptRate::from(Some(nvcsw_s)),
+            cpu_pct: crate::model::opt_rate::OptRate::NONE,
+            avg_slice_ns: crate::model::opt_rate::OptRate::NONE,
             p99_slice_us: None,
             p99_wait_us: crate::model::row::p99_us(Some(&wait_hist)),
             p99_wakeup_wait_us: None,
             p99_preempt_wait_us: None,
-            migr_s: None,
-            slice_hist: None,
-            wait_hist: Some(wait_hist),
+            migr_s: crate::model::opt_rate::OptRate::NONE,
+            hists: crate::model::row_hists::RowHists::new([None, Some(wait_hist), None, None]),
             why: None,
-            wakeup_wait_hist: None,
-            preempt_wait_hist: None,
             attrs: ThreadAttrs::default(),
             cgroup: None,
             cgroup_name: None,
@@ -360,7 +357,7 @@ mod tests {
         let mut bare = d.clone();
         bare.threads.iter_mut().for_each(|r| {
             r.p99_wait_us = None;
-            r.wait_hist = None;
+            r.hists = Default::default();
         });
         assert!(matches!(
             evaluate(&t, &Figures::rows(&bare)),
@@ -370,7 +367,12 @@ mod tests {
         let mut idle = d.clone();
         idle.threads.iter_mut().for_each(|r| {
             r.p99_wait_us = None;
-            r.wait_hist = Some(Log2Hist::from_counts([0; 30]));
+            r.hists = crate::model::row_hists::RowHists::new([
+                None,
+                Some(Log2Hist::from_counts([0; 30])),
+                None,
+                None,
+            ]);
         });
         assert_eq!(evaluate(&t, &Figures::rows(&idle)), Verdict::Quiet);
     }

@@ -320,7 +320,7 @@ mod tests {
         let s = samples(crate::model::SourceKind::Bpf);
         let mut rows = derive(Some(&s[STEPS - 2]), &s[STEPS - 1], 1.0).threads;
         // unknown values and ties: a rate missing, one shared
-        rows[0].vcsw_s = None;
+        rows[0].vcsw_s = Default::default();
         let v = rows[1].vcsw_s;
         rows[2].vcsw_s = v;
         for key in ["vcsw", "cpu_pct", "tid", "p99_wait", "comm"] {

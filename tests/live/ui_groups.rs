@@ -118,8 +118,8 @@ fn g_cycles_threads_groups_processes_cgroups() {
         .filter(|r| r.comm.starts_with("ffmpeg:enc"))
         .collect();
     assert_eq!(enc.threads as usize, encs.len());
-    let sum: f64 = encs.iter().filter_map(|r| r.cpu_pct).sum();
-    assert!((enc.cpu_pct.unwrap() - sum).abs() < 1e-9);
+    let sum: f64 = encs.iter().filter_map(|r| r.cpu_pct.get()).sum();
+    assert!((enc.cpu_pct.get().unwrap() - sum).abs() < 1e-9);
     for _ in 0..2 {
         press_char(&mut app, 'G');
     }

@@ -130,7 +130,7 @@ fn every_sink_shares_one_derivation_per_sample() {
     let busiest = last
         .processes
         .iter()
-        .max_by(|a, b| a.cpu_pct.partial_cmp(&b.cpu_pct).unwrap())
+        .max_by(|a, b| a.cpu_pct.get().partial_cmp(&b.cpu_pct.get()).unwrap())
         .unwrap();
     assert!(screen.contains(&*busiest.comm), "{screen}");
 

@@ -55,7 +55,7 @@ fn steps_and_jumps_cross_file_boundaries() {
         let want = (t.voluntary - p.voluntary) as f64 / dt;
         let row = app.rows().iter().find(|r| r.id == t.tid);
         if let Some(r) = row {
-            let got = r.vcsw_s.expect("a rate across the file boundary");
+            let got = r.vcsw_s.get().expect("a rate across the file boundary");
             assert!((got - want).abs() < 1e-6, "tid {}: {got} vs {want}", t.tid);
             checked += 1;
         }

@@ -38,7 +38,7 @@ fn next_sample_with_burst(app: &AppState, tid: u32) -> Sample {
 fn default_sort_is_involuntary_switches_descending_unknown_last() {
     let app = app();
     assert_eq!(app.sort, Column::NVCSW);
-    let v: Vec<Option<f64>> = app.rows().iter().map(|r| r.nvcsw_s).collect();
+    let v: Vec<Option<f64>> = app.rows().iter().map(|r| r.nvcsw_s.get()).collect();
     let known: Vec<f64> = v.iter().flatten().copied().collect();
     assert!(known.windows(2).all(|w| w[0] >= w[1]), "{known:?}");
     assert_eq!(v.last(), Some(&None), "thread without a rate sorts last");
@@ -53,7 +53,7 @@ fn sort_column_moves_and_inverts() {
     assert_eq!(app.rows()[0].comm.as_ref(), "spin");
     press(&mut app, KeyCode::Char('I'));
     assert!(app.sort_inverted);
-    let v: Vec<Option<f64>> = app.rows().iter().map(|r| r.cpu_pct).collect();
+    let v: Vec<Option<f64>> = app.rows().iter().map(|r| r.cpu_pct.get()).collect();
     let known: Vec<f64> = v.iter().flatten().copied().collect();
     assert!(
         known.windows(2).all(|w| w[0] <= w[1]),
@@ -197,16 +197,16 @@ fn processes_aggregate_threads_and_toggle_back() {
         "selection moves to the thread's process"
     );
     assert_eq!(p.threads, 6);
-    let sum: f64 = threads.iter().filter_map(|r| r.nvcsw_s).sum();
-    assert!((p.nvcsw_s.unwrap() - sum).abs() < 1e-6);
-    let cpu: f64 = threads.iter().filter_map(|r| r.cpu_pct).sum();
-    assert!((p.cpu_pct.unwrap() - cpu).abs() < 1e-6);
+    let sum: f64 = threads.iter().filter_map(|r| r.nvcsw_s.get()).sum();
+    assert!((p.nvcsw_s.get().unwrap() - sum).abs() < 1e-6);
+    let cpu: f64 = threads.iter().filter_map(|r| r.cpu_pct.get()).sum();
+    assert!((p.cpu_pct.get().unwrap() - cpu).abs() < 1e-6);
     let slices: u64 = threads
         .iter()
-        .filter_map(|r| r.slice_hist.as_ref())
+        .filter_map(|r| r.slice_hist())
         .map(|h| h.total())
         .sum();
-    assert_eq!(p.slice_hist.as_ref().unwrap().total(), slices);
+    assert_eq!(p.slice_hist().unwrap().total(), slices);
     // and back: the process's main thread
     press(&mut app, KeyCode::Char('H'));
     assert_eq!(app.view, View::Threads);
@@ -306,7 +306,7 @@ fn help_detail_and_quit() {
     assert_eq!(app.hist_scope, HistScope::SinceStart);
     let since = app.since_start.clone().unwrap();
     let row = app.selected_row().unwrap().clone();
-    let interval = row.slice_hist.clone().unwrap();
+    let interval = row.slice_hist().cloned().unwrap();
     assert!(
         since.slice_hist.unwrap().total() > interval.total(),
         "since start holds more than one interval"
@@ -317,7 +317,7 @@ fn help_detail_and_quit() {
         total(&since.wakeup_wait_hist) + total(&since.preempt_wait_hist),
         total(&since.wait_hist)
     );
-    assert!(total(&since.wait_hist) > total(&row.wait_hist));
+    assert!(total(&since.wait_hist) > total(&row.wait_hist().cloned()));
     // and the whys since start hold at least the interval's
     if let (Some(s), Some(i)) = (&since.why, &row.why) {
         let sum = |b: &[u64]| b.iter().sum::<u64>();
@@ -491,7 +491,7 @@ fn a_big_table_sorts_each_page_like_a_full_sort() {
         .derived
         .threads
         .iter()
-        .map(|r| (r.nvcsw_s, r.id))
+        .map(|r| (r.nvcsw_s.get(), r.id))
         .collect();
     want.sort_by(|a, b| match (a.0, b.0) {
         (Some(x), Some(y)) => y.total_cmp(&x).then(a.1.cmp(&b.1)),

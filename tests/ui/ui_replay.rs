@@ -299,12 +299,12 @@ fn check_rates(app: &AppState, prev: Option<&Sample>, cur: &Sample, what: &str) 
         let nominal = app.interval_ns as f64 / 1e9;
         match rates_by_hand(prev, cur, nominal, t) {
             Some((v, n, cpu)) => {
-                assert!(close(row.vcsw_s, v), "vcsw {v}: {what}");
-                assert!(close(row.nvcsw_s, n), "nvcsw {n}: {what}");
-                assert!(close(row.cpu_pct, cpu), "cpu {cpu}: {what}");
+                assert!(close(row.vcsw_s.get(), v), "vcsw {v}: {what}");
+                assert!(close(row.nvcsw_s.get(), n), "nvcsw {n}: {what}");
+                assert!(close(row.cpu_pct.get(), cpu), "cpu {cpu}: {what}");
                 checked += 1;
             }
-            None => assert!(row.vcsw_s.is_none(), "{what}"),
+            None => assert!(row.vcsw_s.get().is_none(), "{what}"),
         }
     }
     checked
@@ -355,20 +355,27 @@ fn a_replayed_moment_shows_the_figures_worked_out_by_hand() {
             .unwrap_or_else(|| panic!("no row for {tid}"))
     };
     let s = thread(100);
-    assert!(close(s.vcsw_s, 300.0), "{s:?}");
-    assert!(close(s.nvcsw_s, 20.0), "{s:?}");
-    assert!(close(s.cpu_pct, 75.0), "{s:?}");
+    assert!(close(s.vcsw_s.get(), 300.0), "{s:?}");
+    assert!(close(s.nvcsw_s.get(), 20.0), "{s:?}");
+    assert!(close(s.cpu_pct.get(), 75.0), "{s:?}");
     // 6 and 1 migrations in 2.0 s
     assert!(
-        close(s.migr_s, 3.0) && close(s.counter_per_s(&schedtop::model::counters::CROSS_NODE), 0.5),
+        close(s.migr_s.get(), 3.0)
+            && close(s.counter_per_s(&schedtop::model::counters::CROSS_NODE), 0.5),
         "{s:?}"
     );
     // 1.5 s on CPU over the 35 slices of the histogram's interval
-    assert!(close(s.avg_slice_ns, 1.5e9 / 35.0), "{s:?}");
+    assert!(close(s.avg_slice_ns.get(), 1.5e9 / 35.0), "{s:?}");
     let w = thread(101);
-    assert!(close(w.vcsw_s, 10.0) && close(w.cpu_pct, 10.0), "{w:?}");
-    assert!(close(thread(102).vcsw_s, 4.0));
-    assert!(thread(103).vcsw_s.is_none(), "a reused tid, no baseline");
+    assert!(
+        close(w.vcsw_s.get(), 10.0) && close(w.cpu_pct.get(), 10.0),
+        "{w:?}"
+    );
+    assert!(close(thread(102).vcsw_s.get(), 4.0));
+    assert!(
+        thread(103).vcsw_s.get().is_none(),
+        "a reused tid, no baseline"
+    );
     let process = app
         .derived
         .processes
@@ -376,9 +383,9 @@ fn a_replayed_moment_shows_the_figures_worked_out_by_hand() {
         .find(|r| r.id == 100)
         .expect("process 100");
     assert_eq!(process.threads, 2);
-    assert!(close(process.vcsw_s, 310.0), "{process:?}");
-    assert!(close(process.nvcsw_s, 21.0), "{process:?}");
-    assert!(close(process.cpu_pct, 85.0), "{process:?}");
+    assert!(close(process.vcsw_s.get(), 310.0), "{process:?}");
+    assert!(close(process.nvcsw_s.get(), 21.0), "{process:?}");
+    assert!(close(process.cpu_pct.get(), 85.0), "{process:?}");
     let system = app.system().unwrap();
     assert!(close(Some(system.interval_s), 2.0), "{system:?}");
     assert!(close(system.switches_s, 450.0), "{system:?}");
@@ -414,12 +421,12 @@ fn a_new_segment_starts_without_rates() {
         live_rows(&v1(), 11, 200, 50).rows().to_vec()
     );
     key(&mut app, KeyCode::Char('t'));
-    assert!(app.rows().iter().any(|r| r.nvcsw_s.is_some()));
+    assert!(app.rows().iter().any(|r| r.nvcsw_s.get().is_some()));
     key(&mut app, KeyCode::Char('T'));
     key(&mut app, KeyCode::Char('T'));
     assert_eq!(index(&app), 10);
     assert_eq!(app.interval_ns, 1_000_000_000);
-    assert!(app.rows().iter().any(|r| r.nvcsw_s.is_some()));
+    assert!(app.rows().iter().any(|r| r.nvcsw_s.get().is_some()));
 }
 
 #[test]

@@ -97,8 +97,8 @@ fn detail_waits_after_a_preemption() {
     ];
     let app = apply(bpf(200, 50), &acts);
     let row = app.selected_row().unwrap().clone();
-    let preempt = row.preempt_wait_hist.as_ref().unwrap();
-    let all = row.wait_hist.as_ref().unwrap();
+    let preempt = row.preempt_wait_hist().unwrap();
+    let all = row.wait_hist().unwrap();
     assert!(preempt.total() > 0 && preempt.total() < all.total());
     for s in snap("detail_preempt_waits", |w, h| apply(bpf(w, h), &acts)) {
         assert!(s.contains("run-queue latency: preempted (us)"));
@@ -112,7 +112,7 @@ fn detail_waits_after_a_preemption() {
         .filter(|cell| cell.contains('['))
         .filter_map(|cell| cell.split_whitespace().last()?.parse::<u64>().ok())
         .sum();
-    let slices = row.slice_hist.as_ref().unwrap().total();
+    let slices = row.slice_hist().unwrap().total();
     assert_eq!(drawn, slices + preempt.total(), "{s}");
 }
 
@@ -373,7 +373,7 @@ fn detail_folded_to_octaves_sums_the_sub_buckets() {
         let (w, h) = SIZES[i];
         let app = bpf(w, h);
         let row = &app.rows()[app.selected];
-        let wait = row.wait_hist.as_ref().unwrap();
+        let wait = row.wait_hist().unwrap();
         for octave in 0..schedtop::model::hist::HIST_OCTAVES {
             let n: u64 = (0..4).map(|j| wait.get(4 * octave + j)).sum();
             if n == 0 {

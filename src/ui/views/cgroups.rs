@@ -267,8 +267,9 @@ fn render_detail(app: &AppState, f: &mut Frame, area: Rect, r: &CgroupRow) {
         .collect();
     threads.sort_by(|a, b| {
         b.cpu_pct
+            .get()
             .unwrap_or(-1.0)
-            .total_cmp(&a.cpu_pct.unwrap_or(-1.0))
+            .total_cmp(&a.cpu_pct.get().unwrap_or(-1.0))
             .then(a.id.cmp(&b.id))
     });
     let mut lines = vec![Line::styled("top threads  CPU%  P99WAIT", theme::label())];
@@ -280,7 +281,7 @@ fn render_detail(app: &AppState, f: &mut Frame, area: Rect, r: &CgroupRow) {
             "{:>7} {:<12} {:>5} {:>7}",
             t.id,
             format::truncate(&escape_name(&t.comm), 12),
-            t.cpu_pct.map_or_else(dash, format::percent),
+            t.cpu_pct.get().map_or_else(dash, format::percent),
             opt_us(t.p99_wait_us.map(u64::from))
         )));
     }

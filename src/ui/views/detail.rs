@@ -61,12 +61,12 @@ fn figures(r: &Row, series: &[u64]) -> Line<'static> {
     pair("switches/s", r.switches_s().map_or_else(dash, format::rate));
     let max = series.iter().copied().max();
     pair("max", max.map_or_else(dash, |m| format::rate(m as f64)));
-    pair("vol", r.vcsw_s.map_or_else(dash, format::rate));
-    pair("invol", r.nvcsw_s.map_or_else(dash, format::rate));
-    pair("CPU%", r.cpu_pct.map_or_else(dash, format::percent));
+    pair("vol", r.vcsw_s.get().map_or_else(dash, format::rate));
+    pair("invol", r.nvcsw_s.get().map_or_else(dash, format::rate));
+    pair("CPU%", r.cpu_pct.get().map_or_else(dash, format::percent));
     pair(
         "avg slice",
-        r.avg_slice_ns.map_or_else(dash, format::duration_ns),
+        r.avg_slice_ns.get().map_or_else(dash, format::duration_ns),
     );
     // the per-thread counters (model/counters.rs) that counted something
     for (label, v) in counter_figures(r) {
@@ -216,16 +216,16 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
 fn hists<'a>(app: &'a AppState, r: &'a Row) -> (Option<&'a Log2Hist>, Option<&'a Log2Hist>) {
     let (slice, all, wakeup, preempt) = match (app.hist_scope, &app.since_start) {
         (HistScope::SinceStart, Some(s)) => (
-            &s.slice_hist,
-            &s.wait_hist,
-            &s.wakeup_wait_hist,
-            &s.preempt_wait_hist,
+            s.slice_hist.as_ref(),
+            s.wait_hist.as_ref(),
+            s.wakeup_wait_hist.as_ref(),
+            s.preempt_wait_hist.as_ref(),
         ),
         _ => (
-            &r.slice_hist,
-            &r.wait_hist,
-            &r.wakeup_wait_hist,
-            &r.preempt_wait_hist,
+            r.slice_hist(),
+            r.wait_hist(),
+            r.wakeup_wait_hist(),
+            r.preempt_wait_hist(),
         ),
     };
     let wait = match app.wait_view {
@@ -233,7 +233,7 @@ fn hists<'a>(app: &'a AppState, r: &'a Row) -> (Option<&'a Log2Hist>, Option<&'a
         WaitView::AfterWakeup => wakeup,
         WaitView::AfterPreemption => preempt,
     };
-    (slice.as_ref(), wait.as_ref())
+    (slice, wait)
 }
 
 /// A source without histograms (procfs) leaves them None for every thread.

@@ -167,7 +167,7 @@ fn doing(s: &mut Vec<Span<'static>>, t: &Row) {
     value(s, "blocks", block);
     let p99 = t.p99_wait_us.map_or("-".into(), |v| format!("{v}us"));
     value(s, "wait p99", p99);
-    let preempted = t.nvcsw_s.map_or("-".into(), |v| format!("{v:.0}/s"));
+    let preempted = t.nvcsw_s.get().map_or("-".into(), |v| format!("{v:.0}/s"));
     value(s, "preempted", preempted);
 }
 
