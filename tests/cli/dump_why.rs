@@ -175,10 +175,11 @@ fn a_sleeper_blocks_only_on_sleep_and_a_pipe_reader_only_on_pipe() {
     // says so and waits for the next word (a futex wait)
     let (go_tx, go_rx) = mpsc::channel::<()>();
     let (done_tx, done_rx) = mpsc::channel::<()>();
+    // one channel per thread: which starts first is the scheduler's choice
     let (tid_tx, tid_rx) = mpsc::channel();
-    let tx = tid_tx.clone();
+    let (reader_tid_tx, reader_tid_rx) = mpsc::channel();
     let sleeper = std::thread::spawn(move || {
-        tx.send(common::gettid()).unwrap();
+        tid_tx.send(common::gettid()).unwrap();
         while go_rx.recv().is_ok() {
             for _ in 0..SLEEPS {
                 let ts = libc::timespec {
@@ -197,12 +198,12 @@ fn a_sleeper_blocks_only_on_sleep_and_a_pipe_reader_only_on_pipe() {
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
     let (rd, wr) = (fds[0], fds[1]);
     let reader = std::thread::spawn(move || {
-        tid_tx.send(common::gettid()).unwrap();
+        reader_tid_tx.send(common::gettid()).unwrap();
         let mut b = [0u8; 1];
         // SAFETY: reading one byte into a valid buffer from our pipe.
         while unsafe { libc::read(rd, b.as_mut_ptr().cast(), 1) } == 1 {}
     });
-    let (sleeper_tid, reader_tid) = (tid_rx.recv().unwrap(), tid_rx.recv().unwrap());
+    let (sleeper_tid, reader_tid) = (tid_rx.recv().unwrap(), reader_tid_rx.recv().unwrap());
     let tids = [sleeper_tid, reader_tid];
     until_blocked(sleeper_tid);
     until_blocked(reader_tid);
