@@ -4,7 +4,9 @@
 //! per-thread counter whose descriptor sets `trigger` (counters.rs) is
 //! `<key>_per_s` at thread, process and system level. A new descriptor is
 //! usable in `--trigger` with no code here. Cgroups, CPUs and the system
-//! have no descriptor table yet: their figures are the short list below.
+//! have descriptor tables now (cgroup_metrics.rs, cpu_metrics.rs,
+//! system_metrics.rs) but triggers do not read them yet: their figures are
+//! the short list below.
 use super::counters::{CounterDesc, COUNTERS};
 use super::finding_types::FindingKind;
 use super::metrics::{self, Get, Metric, Unit as MetricUnit, METRICS};
@@ -88,8 +90,8 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("migrations_per_s", "migr"),
 ];
 
-/// Figures of cgroups, CPUs and the system (rows of no descriptor table
-/// yet): (name, figure, unit, scopes). A metric key here is read from the
+/// Figures of cgroups, CPUs and the system (their tables are not read
+/// here yet): (name, figure, unit, scopes). A metric key here is read from the
 /// scope's own row (`trigger_eval.rs`).
 const OTHER: &[(&str, OtherFigure, Unit, &[Scope])] = &[
     (
