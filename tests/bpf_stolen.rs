@@ -296,9 +296,11 @@ fn run(cpu: usize, other: usize, holder: Option<u32>, secs: u64) -> (u64, u64, u
     (oncpu, stolen, oracle, received)
 }
 
-#[test]
-fn a_spinners_stolen_time_matches_bpftrace_under_a_softirq_flood_and_is_zero_when_quiet() {
-    let _g = serial();
+/// What both flood tests need: the tools, tracefs, two CPUs, BPF, and a
+/// network namespace whose packets are steered to the spinner's CPU (the
+/// last allowed one; the flood runs on the first). None: skipped (the skip
+/// helper turns that into a failure in CI).
+fn flood_setup() -> Option<(usize, usize, Group)> {
     for tool in ["bpftrace", "unshare", "ip"] {
         if Command::new("which")
             .arg(tool)
@@ -306,23 +308,27 @@ fn a_spinners_stolen_time_matches_bpftrace_under_a_softirq_flood_and_is_zero_whe
             .map_or(true, |o| !o.status.success())
         {
             cannot_run(&format!("{tool} is not installed (scripts/deps.sh --test)"));
-            return;
+            return None;
         }
     }
     if !ensure_tracefs() {
-        return;
+        return None;
     }
     let cpus = allowed_cpus();
     if cpus.len() < 2 {
         cannot_run("needs two CPUs: one for the spinner, one for the flood");
-        return;
+        return None;
     }
-    // BPF at all (the skip helper turns a refusal into a failure in CI)
-    if bpf_source(vec![getpid()]).is_none() {
-        return;
-    }
+    bpf_source(vec![getpid()])?;
     let (cpu, other) = (cpus[cpus.len() - 1], cpus[0]);
-    let Some(ns) = steered_netns(cpu) else {
+    let ns = steered_netns(cpu)?;
+    Some((cpu, other, ns))
+}
+
+#[test]
+fn a_spinners_stolen_time_matches_bpftrace_under_a_softirq_flood_and_is_zero_when_quiet() {
+    let _g = serial();
+    let Some((cpu, other, ns)) = flood_setup() else {
         return;
     };
     let (oncpu, stolen, oracle, received) = run(cpu, other, Some(ns.0.id()), 4);
@@ -365,29 +371,7 @@ fn oncpu_ns(tid: u32) -> u64 {
 #[test]
 fn why_names_the_softirq_flood_on_the_spinners_cpu_as_stolen_time() {
     let _g = serial();
-    for tool in ["bpftrace", "unshare", "ip"] {
-        if Command::new("which")
-            .arg(tool)
-            .output()
-            .map_or(true, |o| !o.status.success())
-        {
-            cannot_run(&format!("{tool} is not installed (scripts/deps.sh --test)"));
-            return;
-        }
-    }
-    if !ensure_tracefs() {
-        return;
-    }
-    let cpus = allowed_cpus();
-    if cpus.len() < 2 {
-        cannot_run("needs two CPUs: one for the spinner, one for the flood");
-        return;
-    }
-    if bpf_source(vec![getpid()]).is_none() {
-        return;
-    }
-    let (cpu, other) = (cpus[cpus.len() - 1], cpus[0]);
-    let Some(ns) = steered_netns(cpu) else {
+    let Some((cpu, other, ns)) = flood_setup() else {
         return;
     };
     let stop = Arc::new(AtomicBool::new(false));
@@ -429,7 +413,9 @@ fn why_names_the_softirq_flood_on_the_spinners_cpu_as_stolen_time() {
         out
     });
     // the spinner's CPU time every 20 ms, by the same clock
-    let sampler = sample_until(stop.clone(), move || oncpu_ns(tid));
+    // the sampler stops first: its last read must find the spinner alive
+    let sampling = Arc::new(AtomicBool::new(false));
+    let sampler = sample_until(sampling.clone(), move || oncpu_ns(tid));
     std::thread::sleep(Duration::from_millis(500));
     let out = Command::new(env!("CARGO_BIN_EXE_schedtop"))
         .args(["why", "--require-bpf", "--json", "-d", "4s", "-p"])
@@ -440,9 +426,10 @@ fn why_names_the_softirq_flood_on_the_spinners_cpu_as_stolen_time() {
         .unwrap();
     let offset = realtime_offset_ns();
     std::thread::sleep(Duration::from_millis(300));
+    sampling.store(true, Ordering::Relaxed);
+    let oncpu_series = sampler.join().unwrap();
     stop.store(true, Ordering::Relaxed);
     spinner.join().unwrap();
-    let oncpu_series = sampler.join().unwrap();
     let received = flooding.join().unwrap();
     drop(bt);
     let oracle_series = ticks.join().unwrap();
