@@ -20,6 +20,7 @@ mod dump_cgroups;
 mod dump_json;
 mod dump_why;
 mod procfs_fallback;
+mod screenshots_current;
 mod snapshot_cli;
 mod user_errors;
 mod why_cli;
