@@ -37,6 +37,94 @@ pub fn man() -> anyhow::Result<()> {
             }
         }
     }
+    extra_sections(&mut out)?;
     std::io::stdout().write_all(&out)?;
     Ok(())
 }
+
+/// Text as roff: backslashes and hyphens escaped, a leading `.` or `'`
+/// (a request to roff) made literal.
+fn roff(text: &str) -> String {
+    let s = text.replace('\\', "\\e").replace('-', "\\-");
+    if s.starts_with('.') || s.starts_with('\'') {
+        format!("\\&{s}")
+    } else {
+        s
+    }
+}
+
+/// What the options cannot say: the live view's keys and columns (from the
+/// tables the help overlay shows, so the page never lags behind them), the
+/// environment, the exit status and where the longer documentation is.
+fn extra_sections(out: &mut Vec<u8>) -> std::io::Result<()> {
+    writeln!(out, ".SH KEYS")?;
+    writeln!(
+        out,
+        "In the live view and in replay; ? shows the same list."
+    )?;
+    for (key, what) in crate::ui::keys::HELP {
+        if key.is_empty() {
+            // a second line of the key above
+            writeln!(out, ".br\n{}", roff(what))?;
+        } else {
+            writeln!(out, ".TP\n\\fB{}\\fR\n{}", roff(key), roff(what))?;
+        }
+    }
+    writeln!(out, ".SH COLUMNS")?;
+    let titles: Vec<&str> = crate::model::metrics::METRICS
+        .iter()
+        .filter_map(|m| m.column.map(|c| c.title))
+        .collect();
+    writeln!(
+        out,
+        "The threads and processes tables: {}. Columns that do not fit are dropped, least important first.",
+        roff(&titles.join(", "))
+    )?;
+    for note in crate::ui::columns::help_notes() {
+        writeln!(out, ".IP \\(bu 2\n{}", roff(note))?;
+    }
+    writeln!(out, ".SH ENVIRONMENT")?;
+    for (var, what) in ENVIRONMENT {
+        writeln!(out, ".TP\n\\fB{var}\\fR\n{}", roff(what))?;
+    }
+    writeln!(out, ".SH EXIT STATUS")?;
+    writeln!(
+        out,
+        "0 on success, 1 on an error (said in one line on stderr). {}",
+        roff(
+            "schedtop why: 0 when nothing is wrong, 1 when a finding is a warning, 2 on an error."
+        )
+    )?;
+    writeln!(out, ".SH SEE ALSO")?;
+    writeln!(
+        out,
+        "{}",
+        roff("README.md and docs/ in the source: the columns and the kernel facts behind them (docs/metrics.md), the findings' rules (docs/findings.md), the JSON and CSV schemas, /metrics, the recording format, the kernels, benchmarks.")
+    )?;
+    Ok(())
+}
+
+/// The environment variables schedtop reads (tests' own knobs left out).
+const ENVIRONMENT: &[(&str, &str)] = &[
+    (
+        "SCHEDTOP_WAKERS=1",
+        "count who woke each thread (WOKEN BY); off by default: one more program per wakeup",
+    ),
+    (
+        "SCHEDTOP_IRQ_TIME=1",
+        "measure hardirq and softirq time per thread and CPU (STOLEN%); off by default",
+    ),
+    (
+        "SCHEDTOP_READ_EVERY_TASK=1",
+        "read every thread at every drain instead of only those that changed",
+    ),
+    ("SCHEDTOP_BPF_DEBUG=1", "show libbpf's own messages"),
+    (
+        "NO_COLOR",
+        "start the live view in the monochrome theme unless the config file chooses one",
+    ),
+    (
+        "XDG_CONFIG_HOME",
+        "where the live view's settings are kept: $XDG_CONFIG_HOME/schedtop/config.toml (else ~/.config)",
+    ),
+];

@@ -81,3 +81,49 @@ fn version_names_the_commit_and_doctor_the_kernel_features() {
         skip::skip("doctor's BPF lines need root and kernel BTF");
     }
 }
+
+/// roff's escaping of plain text, as the man page writes it
+fn roff(text: &str) -> String {
+    text.replace('\\', "\\e").replace('-', "\\-")
+}
+
+#[test]
+fn man_page_has_the_keys_columns_environment_and_exit_status() {
+    // what the README no longer lists in full must be in the man page
+    let man = run(&["man"]);
+    for section in ["KEYS", "COLUMNS", "ENVIRONMENT", "EXIT STATUS", "SEE ALSO"] {
+        assert!(
+            man.contains(&format!(".SH {section}\n")),
+            "no {section} section"
+        );
+    }
+    let keys = &man[man.find(".SH KEYS").unwrap()..man.find(".SH COLUMNS").unwrap()];
+    for (key, what) in schedtop::ui::keys::HELP {
+        if !key.is_empty() {
+            assert!(
+                keys.contains(&format!(".TP\n\\fB{}\\fR\n", roff(key))),
+                "key {key}"
+            );
+        }
+        assert!(keys.contains(&roff(what)), "{key}: {what}");
+    }
+    // the help overlay's key lines and the page's entries: one each
+    let entries = schedtop::ui::keys::HELP
+        .iter()
+        .filter(|(k, _)| !k.is_empty())
+        .count();
+    assert_eq!(keys.matches(".TP\n").count(), entries);
+    let columns = &man[man.find(".SH COLUMNS").unwrap()..man.find(".SH ENVIRONMENT").unwrap()];
+    for title in [
+        "VCSW/s",
+        "NVCSW/s",
+        "P99WAIT",
+        "STOLEN%",
+        "BLOCKS ON",
+        "CGROUP",
+    ] {
+        assert!(columns.contains(&roff(title)), "column {title}");
+    }
+    assert!(man.contains("SCHEDTOP_IRQ_TIME=1") && man.contains("SCHEDTOP_WAKERS=1"));
+    assert!(man.contains("1 when a finding is a warning, 2 on an error"));
+}
