@@ -15,6 +15,7 @@ mod cli_filters;
 mod cli_small;
 mod closed_stdio;
 mod diff_cli;
+mod doc_columns;
 mod doc_links;
 mod doctor_features;
 mod dump_cgroups;
