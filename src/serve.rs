@@ -25,7 +25,7 @@ use crate::record::dir_writer::BlackBoxSink;
 use crate::serve_http::{self, web_config, Answer, Asked, HttpLimits};
 use crate::util::signals;
 
-/// The port `schedtop serve` listens on unless told (README "Fleet").
+/// The port `schedtop serve` listens on unless told (docs/serve.md).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9717";
 
 pub struct ServeOptions {

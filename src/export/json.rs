@@ -1,5 +1,5 @@
 //! The batch-mode record: one JSON object per interval (JSON Lines). This
-//! schema is an interface scripts rely on (README "Batch output"); add
+//! schema is an interface scripts rely on (docs/json-and-csv.md); add
 //! fields, never rename or remove them.
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;

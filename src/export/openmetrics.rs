@@ -1,6 +1,6 @@
 //! The metrics `schedtop serve` exports, built from `Totals`: the system,
 //! each CPU, the top processes by switch rate and (when asked) the top
-//! threads. Names, units and help live here, once (README "Fleet"),
+//! threads. Names, units and help live here, once (docs/serve.md),
 //! except the per-CPU families' (model/cpu_metrics.rs).
 //! The per-level families (switches, waits, histograms, whys) come from
 //! the level figures (openmetrics_levels.rs, model/figures.rs).

@@ -1,5 +1,5 @@
 //! The "why" figures of a thread or process in batch JSON (the names are a
-//! contract, README "Batch output"): `migrations_by_cause` and `blocked_on`
+//! contract, docs/json-and-csv.md): `migrations_by_cause` and `blocked_on`
 //! as objects of counts in the interval, `preempted_by` as a list of
 //! `{"tid", "comm", "pid", "count"}`, largest first. All null where the
 //! source cannot see them.

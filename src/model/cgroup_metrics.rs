@@ -8,7 +8,7 @@
 //! figure is one entry here (and its value in the row).
 //!
 //! The order is the order of JSON fields and CSV columns (an interface:
-//! README "Batch output"), and of the exporter's families.
+//! docs/json-and-csv.md), and of the exporter's families.
 use super::cgroup::CgroupRow;
 use super::metrics::{Unit, Value};
 

@@ -11,8 +11,8 @@
 //! `CpuRow`), while /metrics publishes the Sample's cumulative counters
 //! (`om.get`) and lets Prometheus take the rates.
 //!
-//! The order is the order of JSON fields (an interface: README "Batch
-//! output") and of the exporter's families (first appearance) and of the
+//! The order is the order of JSON fields (an interface:
+//! docs/json-and-csv.md) and of the exporter's families (first appearance) and of the
 //! series within a family.
 use super::cgroup_metrics::OmType;
 use super::cpus::{CpuFigures, CpuHistory};

@@ -1,5 +1,5 @@
 //! Every threshold the finding rules use, in one table, each with why it is
-//! where it is (README "Findings" lists them too). A false alarm costs more
+//! where it is (docs/findings.md lists them too). A false alarm costs more
 //! trust than a miss, so every rule also asks for a minimum absolute amount
 //! of lost time: three waits of 20 µs are no finding, whatever their share.
 

@@ -185,7 +185,7 @@ pub struct Finding {
     pub severity: Severity,
     pub subject: Subject,
     /// share (0..=1) of the subject's time or run-queue wait the finding
-    /// explains (each rule says which: README "Findings")
+    /// explains (each rule says which: docs/findings.md)
     pub impact: f64,
     pub evidence: Evidence,
     /// one plain sentence (hostile names inside: escape before display)

@@ -8,7 +8,7 @@
 //! generated into `METRICS` where its descriptor says).
 //!
 //! The order is the order of JSON fields and CSV columns (an interface:
-//! README "Batch output"); table columns appear in the same order.
+//! docs/json-and-csv.md); table columns appear in the same order.
 use std::sync::LazyLock;
 
 use super::counters::{CounterDesc, CounterUnit, Display, COUNTERS};

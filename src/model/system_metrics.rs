@@ -7,8 +7,8 @@
 //! The exporter's PSI families come from its own pressure reading and the
 //! per-level totals from model/figures.rs.
 //!
-//! The order is the order of JSON fields (an interface: README "Batch
-//! output") and of the header's figures.
+//! The order is the order of JSON fields (an interface:
+//! docs/json-and-csv.md) and of the header's figures.
 use super::interval::SystemRates;
 use super::metrics::{Unit, Value};
 use super::Sample;

@@ -5,7 +5,7 @@
 //!
 //! The suite checks both on 250 threads with the caps scaled down by the
 //! same factor (10,000 / 250), which keeps the bytes per thread the cap
-//! allows. The README's figure (10,000 threads, the real 256 MiB cap) is a
+//! allows. The figure in docs/benchmarks.md (10,000 threads, the real 256 MiB cap) is a
 //! measurement: the same checks at full size, ignored by `cargo test` (five
 //! minutes in a debug build) and run in release by `bench/history_mem.sh`.
 use schedtop::collect::Seekable;
@@ -14,7 +14,7 @@ use schedtop::ui::history::{History, DEFAULT_BYTE_CAP, DEFAULT_WINDOW_NS, KEY_EV
 
 /// Ten minutes at 1 s.
 const SAMPLES: usize = 600;
-/// The README's machine.
+/// The machine of docs/benchmarks.md.
 const FULL: usize = 10_000;
 /// The suite's.
 const SMALL: usize = 250;

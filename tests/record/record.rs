@@ -402,7 +402,7 @@ fn dump_json_is_the_batch_schema_and_csv_has_a_row_per_thread() {
     let text = String::from_utf8(out).unwrap();
     let rows: Vec<&str> = text.lines().collect();
     assert_eq!(rows[0], csv_header());
-    // the documented header (README "Recording"): scripts read these names
+    // the documented header (docs/json-and-csv.md, CSV): scripts read these names
     assert_eq!(
         csv_header(),
         "time,time_ns,interval_s,host,tid,pid,comm,process,cpu,voluntary,involuntary,\

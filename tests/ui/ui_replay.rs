@@ -248,7 +248,7 @@ fn live_rows(path: &Path, upto: usize, w: u16, h: u16) -> AppState {
 }
 
 /// A thread's rates over an interval, computed here from the Samples' raw
-/// counters: the README's definitions (per second of the monotonic clock
+/// counters: as docs/metrics.md defines them (per second of the monotonic clock
 /// between the Samples; a thread new in `cur`, or any thread of a
 /// segment's first Sample, counts from its baseline over the nominal
 /// interval, and has no rates without one), written again for the test.
