@@ -4,7 +4,9 @@
 //! nobody under root's shells. The filter keeps only the grandchild's
 //! threads; the Sample names the processes above it (pid, parent, name,
 //! as /proc says and as this test made them), and the tree draws them
-//! dimmed with no figures, counted nowhere.
+//! dimmed with no figures, counted nowhere. The real binary in tmux
+//! under `-u nobody` names the filter in its header and draws the same
+//! tree.
 use crate::common;
 
 use std::os::unix::process::CommandExt;
@@ -13,6 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use common::tmux::{have_tmux, Tmux};
 use common::ui_kit::{press_char, screen};
 use schedtop::collect::{LiveOptions, LiveSource, Source, ThreadFilter};
 use schedtop::model::interval::RowKey;
@@ -204,6 +207,10 @@ fn check_tree(app: &AppState, me: u32, sh: u32, child: u32, grandchild: u32) -> 
         p if p == grandchild => "GRANDCHILD".into(),
         _ => "TID".into(),
     };
+    // the main thread is one of the grandchild's 4 thread lines
+    let threads: Vec<u32> = (i_gc + 1..rows.len()).map(|i| rows[i].id).collect();
+    assert_eq!(threads.len(), 4);
+    assert!(threads.contains(&grandchild), "{threads:?}");
     let mut out = Vec::new();
     for (k, i) in (i_me..rows.len()).enumerate() {
         let l = screen_lines[head + 1 + i];
@@ -217,7 +224,12 @@ fn check_tree(app: &AppState, me: u32, sh: u32, child: u32, grandchild: u32) -> 
         let blank = figures.trim().is_empty();
         out.push(format!(
             "{:>10} {} {prefix}{comm} {}",
-            if k == 0 { role(me) } else { role(rows[i].id) },
+            match rows[i].key {
+                // the threads' order is their sort order, which moves
+                RowKey::Thread { .. } => "thread".to_string(),
+                _ if k == 0 => role(me),
+                _ => role(rows[i].id),
+            },
             if lines[i].dim { "dim" } else { "   " },
             if blank { "(no figures)" } else { "(figures)" }
         ));
@@ -259,4 +271,59 @@ fn u_nobody_keeps_roots_shells_dimmed() {
     let me = common::getpid();
     let lines = check_tree(&app, me, f.0.id(), child, gc);
     insta::assert_snapshot!("tree_ancestors_u_nobody", lines);
+}
+
+/// The line of the screen whose first word is `pid`.
+fn line_of(screen: &str, pid: u32) -> &str {
+    let id = pid.to_string();
+    screen
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(id.as_str()))
+        .unwrap_or_else(|| panic!("no line for {pid}:\n{screen}"))
+}
+
+#[test]
+fn the_binary_under_u_nobody_names_the_filter_and_draws_the_ancestors() {
+    let _g = common::serial();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return common::skip::skip("starting a workload as nobody needs root");
+    }
+    if Command::new("setpriv").arg("--version").output().is_err() {
+        return common::skip::skip("setpriv is not installed");
+    }
+    if !have_tmux() {
+        return;
+    }
+    let Some(f) = Family::start("setpriv --reuid=nobody --regid=nogroup --clear-groups --") else {
+        return;
+    };
+    let (child, gc) = wait_for_grandchild(&f);
+    let tmux = Tmux::start("tree-ancestors", 160, 40, None);
+    tmux.run_schedtop("--no-config -u nobody -i 0.5");
+    tmux.send(&["t"]);
+    let s = tmux.wait_for("the tree with the workload's threads", 20, |s| {
+        s.contains("Process tree") && s.matches("tree_load").count() >= 5
+    });
+    assert!(s.contains("only: user nobody"), "{s}");
+    // the grandchild measured (4 threads), its shells listed without figures
+    let g = line_of(&s, gc);
+    assert!(g.contains("tree_load"), "{g}");
+    let words: Vec<&str> = g.split_whitespace().collect();
+    let name = words.iter().position(|w| *w == "tree_load").unwrap();
+    assert_eq!(
+        words.get(name + 1),
+        Some(&"4"),
+        "THR of the grandchild: {g}"
+    );
+    for (pid, name) in [(child, "sh"), (f.0.id(), "sh")] {
+        let l = line_of(&s, pid);
+        assert_eq!(l.split_whitespace().last(), Some(name), "{l}");
+    }
+    // the child shell's line is above the grandchild's, and nothing root
+    // runs is measured: every line with figures is the grandchild's
+    let at = |pid: u32| s.lines().position(|l| l == line_of(&s, pid)).unwrap();
+    assert!(at(child) < at(gc));
+    tmux.send(&["q"]);
+    tmux.assert_restored("0");
 }
