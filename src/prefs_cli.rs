@@ -6,7 +6,7 @@ use clap::Args;
 use crate::ui::config_file::{self, Loaded};
 use crate::ui::palette;
 
-/// `--config`, `--no-config`, `--no-mouse`.
+/// `--config`, `--no-config`, `--no-mouse`, `--exact`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct PrefsArgs {
     /// Live view: read settings from FILE and save them there (default:
@@ -19,6 +19,10 @@ pub struct PrefsArgs {
     /// Live view: leave the mouse to the terminal (plain drag selects text)
     #[arg(long)]
     pub no_mouse: bool,
+    /// Live view: draw every figure exactly at each refresh (default: a
+    /// figure that moved by 5 % or less keeps the value drawn before)
+    #[arg(long)]
+    pub exact: bool,
 }
 
 /// The settings the live view starts with. `interval_ns`: the `-i` given on
@@ -44,6 +48,9 @@ pub fn load(args: &PrefsArgs, interval_ns: Option<u64>) -> Loaded {
     l.settings.theme = palette::start_theme(chosen, std::env::var_os("NO_COLOR").as_deref());
     if args.no_mouse {
         l.settings.mouse = false;
+    }
+    if args.exact {
+        l.settings.exact_figures = true;
     }
     if let Some(ns) = interval_ns {
         l.settings.interval_ms = (ns / 1_000_000).max(1);

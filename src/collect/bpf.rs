@@ -338,6 +338,7 @@ impl BpfSource {
             system,
             cgroups: Vec::new(),
             outside: Vec::new(),
+            ancestors: Vec::new(),
         };
         if !self.pid_filter.is_empty() {
             sample.outside =

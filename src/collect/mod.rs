@@ -18,6 +18,7 @@ mod kept_threads;
 mod name_intern;
 mod outside_threads;
 pub mod perf;
+pub mod process_ancestors;
 pub mod procfs;
 pub mod sampler;
 pub mod sched_ext;
@@ -66,6 +67,8 @@ pub struct LiveSource {
     host: HostInfo,
     inner: Inner,
     sieve: ThreadSieve,
+    /// a pid or thread filter drops processes: name their ancestors
+    filtered: bool,
 }
 
 /// Why BPF is not available here, before even trying, as one line that
@@ -146,6 +149,7 @@ impl LiveSource {
             },
             inner,
             sieve: ThreadSieve::new(opts.threads.clone()),
+            filtered: !opts.pid_filter.is_empty() || !opts.threads.is_empty(),
         })
     }
 
@@ -208,6 +212,9 @@ impl Source for LiveSource {
             Inner::Procfs(p) => p.read(),
         }?;
         self.sieve.apply(&mut s);
+        if self.filtered {
+            s.ancestors = process_ancestors::ancestors(&s.threads, Path::new("/proc"));
+        }
         Ok(s)
     }
 

@@ -75,7 +75,8 @@ fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
     });
 }
 
-fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
+/// A row with nothing counted yet.
+pub fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
     Row {
         key,
         id,

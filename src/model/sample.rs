@@ -333,6 +333,23 @@ pub struct Sample {
     /// a pid filter), as /proc showed them at the drain; ordered by tid
     #[serde(default)]
     pub outside: Vec<OutsideThread>,
+    /// under a filter (`-p`, `-u`, `--cgroup`): the processes above the
+    /// listed ones that the filter left out, up to the first process, so
+    /// the tree stays a tree; identity only, no counters (a live source;
+    /// a recording does not carry them)
+    #[serde(default)]
+    pub ancestors: Vec<AncestorProcess>,
+}
+
+/// A process above a filtered thread list, known by its place in the
+/// process tree only.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AncestorProcess {
+    pub pid: u32,
+    /// its parent (0: none, as for the first process)
+    pub ppid: u32,
+    /// hostile: escape before display
+    pub comm: Name,
 }
 
 /// A thread outside the Sample's thread list, known by name only.

@@ -170,6 +170,7 @@ fn decode_sample(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
         system,
         cgroups: Vec::new(),
         outside: Vec::new(),
+        ancestors: Vec::new(),
     };
     // format 3: the cgroups follow the threads (older Samples end there)
     if !c.is_empty() {

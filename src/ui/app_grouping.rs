@@ -7,6 +7,7 @@
 use super::{AppState, View};
 use crate::model::groups;
 use crate::model::interval::{Derived, Row, RowKey};
+use crate::model::shared_interval::Interval;
 use crate::ui::action::Action;
 
 /// What one table row stands for.
@@ -59,7 +60,7 @@ pub struct Listing {
 
 impl Listing {
     /// The group rows of the interval `d`, if the mode lists groups.
-    pub fn rebuild(&mut self, d: &Derived) {
+    pub fn rebuild(&mut self, d: &Interval) {
         self.tree_rows =
             self.tree.on && matches!(self.mode, Grouping::Threads | Grouping::Processes);
         self.rows = match self.mode {

@@ -45,9 +45,13 @@ impl AppState {
     }
 
     /// The live table's figures that moved little keep their drawn value
-    /// (steady.rs); a replay draws them exactly.
-    fn hold_figures(&mut self) {
-        if self.mode != super::Mode::Live || self.rewound() {
+    /// (steady.rs); a replay, and the setting `exact_figures`, draw them
+    /// exactly.
+    pub(super) fn hold_figures(&mut self) {
+        if self.mode != super::Mode::Live
+            || self.rewound()
+            || self.view_model.settings.exact_figures
+        {
             self.steady.clear();
             return;
         }

@@ -49,6 +49,8 @@ impl AppState {
         }
         self.view_model.set_settings(s);
         self.refresh(true);
+        // exact figures at once when chosen (the held ones are dropped)
+        self.hold_figures();
         Effect::Settings(SettingsEffect {
             interval_ns,
             mouse,

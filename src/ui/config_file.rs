@@ -198,6 +198,9 @@ impl ConfigStore {
             if s.mouse == start.mouse {
                 out.mouse = file.mouse;
             }
+            if s.exact_figures == start.exact_figures {
+                out.exact_figures = file.exact_figures;
+            }
             if s.interval_ms == start.interval_ms {
                 out.interval_ms = file.interval_ms;
             }

@@ -419,6 +419,7 @@ fn sample_without_cgroups(step: usize, threads: Vec<ThreadSample>) -> Sample {
         threads: threads.into(),
         cgroups: Vec::new(),
         outside: Vec::new(),
+        ancestors: Vec::new(),
     }
 }
 

@@ -8,7 +8,8 @@
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
-use crate::model::interval::{Derived, Row, RowKey};
+use crate::model::interval::{empty_row, Derived, Row, RowKey};
+use crate::model::shared_interval::Interval;
 
 /// A process with children: open, or folded (`-`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,8 +43,12 @@ pub struct Tree {
 }
 
 /// The rows a tree is made of: every process, then the threads of the
-/// processes that have more than one (a single thread is its process).
-pub fn base(d: &Derived) -> Vec<Row> {
+/// processes that have more than one (a single thread is its process),
+/// then the processes above them that a filter left out of the Sample
+/// (`Sample::ancestors`) as rows with nothing counted and no threads
+/// (`is_ancestor`): drawn dimmed, never matching a filter, in no sum.
+pub fn base(iv: &Interval) -> Vec<Row> {
+    let d: &Derived = iv;
     let many: HashSet<u32> = d
         .processes
         .iter()
@@ -52,7 +57,27 @@ pub fn base(d: &Derived) -> Vec<Row> {
         .collect();
     let mut out = d.processes.clone();
     out.extend(d.threads.iter().filter(|t| many.contains(&t.pid)).cloned());
+    let listed: HashSet<u32> = d.processes.iter().map(|p| p.pid).collect();
+    for a in iv
+        .sample
+        .ancestors
+        .iter()
+        .filter(|a| !listed.contains(&a.pid))
+    {
+        let mut r = empty_row(RowKey::Process { pid: a.pid }, a.pid, a.pid);
+        r.comm = a.comm.clone();
+        r.process_comm = a.comm.clone();
+        r.threads = 0;
+        r.attrs.ppid = Some(a.ppid);
+        out.push(r);
+    }
     out
+}
+
+/// A process row that stands only for an ancestor of the filtered ones
+/// (`base`): a measured process has at least one thread.
+pub fn is_ancestor(r: &Row) -> bool {
+    r.threads == 0 && matches!(r.key, RowKey::Process { .. })
 }
 
 /// The lines of `base` (processes and threads, as `base` makes them):
@@ -97,7 +122,7 @@ pub fn layout(
     }
     // kept: matches, or has a kept descendant (children follow their
     // parent in pre-order, so the reverse sees them first)
-    let own: Vec<bool> = base.iter().map(&matches).collect();
+    let own: Vec<bool> = base.iter().map(|r| !is_ancestor(r) && matches(r)).collect();
     let mut kept = own.clone();
     let all = preorder(&roots, &kids, base.len());
     for &i in all.iter().rev() {

@@ -39,6 +39,7 @@ pub fn push(
             system: last.system.clone(),
             cgroups: last.cgroups.clone(),
             outside: Vec::new(),
+            ancestors: Vec::new(),
         });
     }
     history.push_back(s);

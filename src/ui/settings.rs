@@ -1,7 +1,7 @@
 //! The settings a person keeps between runs (config.toml, config_file.rs)
 //! and edits in the setup screen (setup.rs): which columns each table shows
 //! and in which order, the view at start, the sort, the interval, the
-//! histogram mode, the colours and the mouse. Plain data, checked here; the
+//! histogram mode, the colours, the mouse and exact or steady figures. Plain data, checked here; the
 //! columns come from the metric table, so a new metric is offered by itself.
 use serde::{Deserialize, Serialize};
 
@@ -77,6 +77,10 @@ pub struct Settings {
     pub theme: Theme,
     /// clicks and the wheel (off: the terminal selects text without Shift)
     pub mouse: bool,
+    /// the live table draws every figure exactly at each refresh; off
+    /// (the default), a figure that moved by 5 % or less keeps the value
+    /// drawn before (steady.rs: fewer bytes on a slow link)
+    pub exact_figures: bool,
     pub columns: ColumnChoice,
 }
 
@@ -92,6 +96,7 @@ impl Default for Settings {
             hist_since_start: false,
             theme: Theme::Default,
             mouse: true,
+            exact_figures: false,
             columns: ColumnChoice::default(),
         }
     }

@@ -19,9 +19,10 @@ pub enum Field {
     Theme,
     Mouse,
     Tree,
+    ExactFigures,
 }
 
-pub const FIELDS: [Field; 9] = [
+pub const FIELDS: [Field; 10] = [
     Field::View,
     Field::Sort,
     Field::SortOrder,
@@ -31,6 +32,7 @@ pub const FIELDS: [Field; 9] = [
     Field::Theme,
     Field::Mouse,
     Field::Tree,
+    Field::ExactFigures,
 ];
 
 /// The two tables whose columns can be chosen, with their section titles.
@@ -149,6 +151,7 @@ pub fn label(f: Field) -> &'static str {
         Field::HistSpan => "Histograms over",
         Field::Theme => "Colours",
         Field::Mouse => "Mouse",
+        Field::ExactFigures => "Figures",
     }
 }
 
@@ -183,6 +186,12 @@ pub fn value(s: &Settings, f: Field) -> String {
         .to_string(),
         Field::Theme => s.theme.name().to_string(),
         Field::Mouse => on(s.mouse),
+        Field::ExactFigures => if s.exact_figures {
+            "exact at each refresh"
+        } else {
+            "steady (hold moves of 5 % or less)"
+        }
+        .to_string(),
     }
 }
 
@@ -254,6 +263,7 @@ impl SetupDraft {
             Field::Theme => s.theme = cycle(&Theme::ALL, s.theme, up),
             Field::Mouse => s.mouse = !s.mouse,
             Field::Tree => s.tree = !s.tree,
+            Field::ExactFigures => s.exact_figures = !s.exact_figures,
         }
     }
 

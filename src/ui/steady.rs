@@ -3,9 +3,11 @@
 //! a cursor move and a few cells on the wire (measured at 200x50: most of
 //! the steady bytes were table cells whose figure moved by a few percent).
 //! In the live view a figure that moved by 5 % or less (or half an event
-//! a second, 0.2 CPU%) since it was last drawn keeps its drawn value; a bigger move
-//! shows at once. Sorting still uses the true values; a replay shows them
-//! exactly. Kept for the rows on screen only, updated when a Sample
+//! a second, 0.2 CPU%) since it was last drawn keeps its drawn value; a
+//! bigger move shows at once. Sorting still uses the true values; a replay
+//! shows them exactly, and so does the live view with the setting
+//! `exact_figures` (`--exact`, the setup screen's "Figures" line,
+//! config.toml). Kept for the rows on screen only, updated when a Sample
 //! arrives (never while drawing).
 use std::collections::HashMap;
 

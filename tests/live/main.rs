@@ -23,6 +23,7 @@ mod flight_ring;
 mod scale_idle_exact;
 mod thread_nice;
 mod thread_policy;
+mod tree_ancestors;
 mod trigger_bundle;
 mod trigger_live_tmux;
 mod ui_groups;

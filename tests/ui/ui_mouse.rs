@@ -97,6 +97,7 @@ fn a_title_click_sorts_and_a_second_inverts() {
     assert!(t.len() > 5, "{once}");
     assert!(t.windows(2).all(|w| w[0] < w[1]), "{t:?}");
     assert_eq!(s.sort.0, "tid");
+    insta::assert_snapshot!("mouse_title_click_sorts_by_tid", once);
 
     let mut s = live();
     let twice = play(&mut s, vec![click(tid), click(tid)]);
@@ -124,6 +125,7 @@ fn a_row_click_selects_it_and_a_second_opens_the_detail() {
     let screen = play(&mut s, vec![click((30, y)), click((30, y))]);
     assert!(s.detail, "{screen}");
     assert!(screen.contains("run-queue latency"), "{screen}");
+    insta::assert_snapshot!("mouse_double_click_opens_the_detail", screen);
     // another row's click is a click, not the second of a double click
     let mut s = live();
     play(&mut s, vec![click((30, y)), click((30, y + 1))]);
@@ -162,6 +164,7 @@ fn footer_hints_and_the_view_name_act_as_their_keys() {
     let screen = play(&mut s, vec![click(procs)]);
     assert_eq!(s.view, View::Processes, "{screen}");
     assert!(screen.contains("THR"), "{screen}");
+    insta::assert_snapshot!("mouse_footer_hint_shows_processes", screen);
     // the view hints are the tabs: CPUs, cgroups
     for (hint, view) in [("CPUs", View::Cpus), ("Cgroups", View::Cgroups)] {
         let mut s = live();

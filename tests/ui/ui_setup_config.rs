@@ -48,6 +48,7 @@ fn unusual() -> Settings {
         hist_since_start: true,
         theme: Theme::HighContrast,
         mouse: false,
+        exact_figures: true,
         columns: ColumnChoice {
             threads: vec!["comm".into(), "nvcsw".into(), "tid".into()],
             processes: vec!["cpu_pct".into(), "comm".into()],
@@ -311,9 +312,11 @@ fn flags_override_the_file_and_are_not_saved_for_it() {
         config: Some(path.clone()),
         no_config: false,
         no_mouse: true,
+        exact: true,
     };
     let l = schedtop::prefs_cli::load(&args, Some(250_000_000));
     assert!(!l.settings.mouse);
+    assert!(l.settings.exact_figures);
     assert_eq!(l.settings.interval_ms, 250);
     assert_eq!(l.settings.theme, Theme::HighContrast);
     // a save that changed only the sort keeps the file's interval and mouse
@@ -322,6 +325,7 @@ fn flags_override_the_file_and_are_not_saved_for_it() {
     l.store.unwrap().save(&s).unwrap();
     let back = config_file::load(&path).settings;
     assert_eq!((back.interval_ms, back.mouse), (2000, true));
+    assert!(!back.exact_figures, "--exact once is not exact for ever");
     assert_eq!(back.sort, "cpu_pct");
     // --no-config: the defaults, nothing to save to
     let none = schedtop::prefs_cli::load(
@@ -329,6 +333,7 @@ fn flags_override_the_file_and_are_not_saved_for_it() {
             config: Some(path),
             no_config: true,
             no_mouse: false,
+            exact: false,
         },
         None,
     );

@@ -3,9 +3,12 @@
 //! shows at once, and a replay draws every figure exactly.
 use crate::common;
 
-use common::ui_kit::screen;
+use common::ui_kit::{press, press_char, screen};
+use ratatui::crossterm::event::KeyCode;
 use schedtop::model::{Sample, SourceKind};
 use schedtop::ui::fixtures::{self, TREE_THREADS};
+use schedtop::ui::settings::Settings;
+use schedtop::ui::setup::{Field, FIELDS};
 use schedtop::ui::{AppState, Mode};
 
 /// The fixture's next second, with worker-0 waking 828 times (820 the
@@ -44,9 +47,14 @@ fn vcsw(text: &str, name: &str) -> String {
 }
 
 fn app(mode: Mode) -> AppState {
+    app_with(mode, Settings::default())
+}
+
+fn app_with(mode: Mode, settings: Settings) -> AppState {
     let mut samples = fixtures::tree_samples();
     samples.push(next_second(samples.last().unwrap()));
     let mut app = AppState::new(fixtures::host(SourceKind::Bpf), mode);
+    app.start_with(settings);
     schedtop::ui::layout::apply(&mut app, schedtop::ui::action::Action::Resize(120, 40));
     for s in samples {
         app.push_sample(s);
@@ -67,4 +75,39 @@ fn a_small_move_keeps_its_figure_and_a_big_one_shows() {
     let replay = screen(&app(Mode::Replay), 120, 40);
     assert_eq!(vcsw(&replay, "worker-0"), "828");
     assert_eq!(vcsw(&replay, "worker-1"), "900");
+}
+
+#[test]
+fn exact_figures_draw_every_move_live() {
+    // the setting (config.toml's exact_figures, --exact) from the start
+    let exact = Settings {
+        exact_figures: true,
+        ..Default::default()
+    };
+    let live = screen(&app_with(Mode::Live, exact), 120, 40);
+    assert_eq!(vcsw(&live, "worker-0"), "828", "exact:\n{live}");
+    assert_eq!(vcsw(&live, "worker-1"), "900");
+    // turned on in the setup screen (its "Figures" line, Esc: use now),
+    // the held 820 gives way to 828 at once, without a new Sample
+    let mut app = app(Mode::Live);
+    assert_eq!(vcsw(&screen(&app, 120, 40), "worker-0"), "820");
+    press_char(&mut app, 'S');
+    let at = FIELDS
+        .iter()
+        .position(|&f| f == Field::ExactFigures)
+        .unwrap();
+    for _ in 0..at {
+        press(&mut app, KeyCode::Down);
+    }
+    let setup = screen(&app, 120, 40);
+    assert!(
+        setup.contains("> Figures") && setup.contains("steady (hold moves of 5 % or less)"),
+        "{setup}"
+    );
+    press_char(&mut app, ' ');
+    assert!(screen(&app, 120, 40).contains("exact at each refresh"));
+    press(&mut app, KeyCode::Esc);
+    assert!(app.view_model.settings.exact_figures);
+    let now = screen(&app, 120, 40);
+    assert_eq!(vcsw(&now, "worker-0"), "828", "{now}");
 }

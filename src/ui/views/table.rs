@@ -9,7 +9,7 @@ use crate::model::interval::{Row, RowKey};
 use crate::ui::app::AppState;
 use crate::ui::columns::{self, Column};
 use crate::ui::format;
-use crate::ui::process_tree::{shown_prefix, TreeLine};
+use crate::ui::process_tree::{is_ancestor, shown_prefix, TreeLine};
 use crate::ui::steady::Steady;
 use crate::ui::theme;
 
@@ -40,6 +40,8 @@ fn line(
         }
         // as htop's tree: a thread's line shows its own id
         Some(_) if c == Column::PID && thread => r.id.to_string(),
+        // a process above the filtered ones: no figures were taken
+        Some(_) if c != Column::PID && is_ancestor(r) => String::new(),
         _ => steady.cell(c, r),
     };
     let row = TableRow::new(cols.iter().map(|&(c, w)| cell(c, w, text(c, w))));
