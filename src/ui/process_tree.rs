@@ -221,16 +221,45 @@ fn mark_reached(i: u32, kids: &HashMap<u32, Vec<u32>>, reached: &mut [bool]) {
     }
 }
 
+/// Cells of a name a deep line keeps visible before it gives up indent.
+const NAME_KEPT: usize = 8;
+
 /// The part of `prefix` drawn before a name `name_len` cells long in a
-/// column `width` cells wide: a deep line gives up whole levels of indent
-/// from the left before the name is cut (lines of one depth stay aligned;
-/// the corner and the fold mark stay).
+/// column `width` cells wide. As in htop the indent stays and a long name
+/// is cut, so a line never sits left of its parent; only a line so deep
+/// that fewer than `NAME_KEPT` cells of its name would show gives up whole
+/// levels of indent from the left (the corner and the fold mark stay).
 pub fn shown_prefix(prefix: &str, name_len: usize, width: usize) -> &str {
     let n = prefix.chars().count();
-    let over = (n + name_len).saturating_sub(width);
+    let over = (n + name_len.min(NAME_KEPT)).saturating_sub(width);
     let skip = over.div_ceil(3).saturating_mul(3).min(n.saturating_sub(3));
     prefix
         .char_indices()
         .nth(skip)
         .map_or("", |(b, _)| &prefix[b..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_prefix;
+
+    // "│  │  ├─ " is 9 cells: three levels of indent before the name
+    const DEEP: &str = "│  │  ├─ ";
+
+    #[test]
+    fn a_long_name_is_cut_not_moved_left_of_its_parent() {
+        // a 15-cell name in a 17-cell column: the 9 cells of indent stay,
+        // 8 cells of name show (the table cuts the rest)
+        assert_eq!(shown_prefix(DEEP, 15, 17), "│  │  ├─ ");
+        // a short sibling keeps the same indent, so both stay aligned
+        assert_eq!(shown_prefix(DEEP, 4, 17), "│  │  ├─ ");
+    }
+
+    #[test]
+    fn only_a_line_too_deep_for_eight_cells_of_name_gives_up_levels() {
+        // 14 cells wide: 9 of indent would leave 5 of name; one level goes
+        assert_eq!(shown_prefix(DEEP, 15, 14), "│  ├─ ");
+        // never the corner itself
+        assert_eq!(shown_prefix(DEEP, 15, 2), "├─ ");
+    }
 }
