@@ -154,6 +154,8 @@ pub struct CpuFigure {
     pub column: Option<Column>,
     pub field: Option<Field>,
     pub om: Option<OmSpec>,
+    /// whether a trigger may name it (`cpu:KEY>VALUE`, trigger_figures.rs)
+    pub trigger: bool,
     /// its value over the interval (views, JSON)
     pub get: for<'a> fn(&'a CpuRow) -> Value<'a>,
 }
@@ -217,6 +219,7 @@ const BASE: CpuFigure = CpuFigure {
     column: None,
     field: None,
     om: None,
+    trigger: false,
     get: |_| Value::None,
 };
 
@@ -281,6 +284,7 @@ pub static CPU_FIGURES: [CpuFigure; 18] = [
             &[],
             |c| Some(c.switches),
         ),
+        trigger: true,
         get: |r| f(r.switches_s),
     },
     CpuFigure {
@@ -295,18 +299,21 @@ pub static CPU_FIGURES: [CpuFigure; 18] = [
             &[],
             |c| Some(c.busy_ns),
         ),
+        trigger: true,
         get: |r| f(r.busy_pct),
     },
     CpuFigure {
         key: "rq_len_avg",
         column: col("RQ NOW", 6, 2, Cell::RunQueue { heat: true }),
         field: field("rq_len_avg"),
+        trigger: true,
         get: |r| f(r.rq_avg),
         ..BASE
     },
     CpuFigure {
         key: "rq_len_max",
         field: field("rq_len_max"),
+        trigger: true,
         get: |r| u(r.rq_max),
         ..BASE
     },
@@ -391,6 +398,7 @@ pub static CPU_FIGURES: [CpuFigure; 18] = [
         key: "migrations_in_per_s",
         unit: Unit::PerSecond,
         column: col("MIG IN", 7, 7, Cell::Rate),
+        trigger: true,
         get: |r| f(r.migr_in_s),
         ..BASE
     },
@@ -398,6 +406,7 @@ pub static CPU_FIGURES: [CpuFigure; 18] = [
         key: "migrations_out_per_s",
         unit: Unit::PerSecond,
         column: col("MIG OUT", 7, 8, Cell::Rate),
+        trigger: true,
         get: |r| f(r.migr_out_s),
         ..BASE
     },

@@ -28,6 +28,7 @@ pub mod metrics;
 pub mod opt_rate;
 pub mod physics;
 pub mod pressure;
+pub mod pressure_share;
 pub mod rates;
 pub mod row;
 pub mod row_hists;

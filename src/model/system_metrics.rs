@@ -71,6 +71,8 @@ pub struct SystemFigure {
     pub header: Option<Header>,
     pub field: Option<Field>,
     pub om: Option<OmSpec>,
+    /// whether a trigger may name it (`system:KEY>VALUE`, trigger_figures.rs)
+    pub trigger: bool,
     pub get: for<'a> fn(&SystemRow<'a>) -> Value<'a>,
 }
 
@@ -120,10 +122,11 @@ const BASE: SystemFigure = SystemFigure {
     header: None,
     field: None,
     om: None,
+    trigger: false,
     get: |_| Value::None,
 };
 
-pub static SYSTEM_FIGURES: [SystemFigure; 10] = [
+pub static SYSTEM_FIGURES: [SystemFigure; 12] = [
     SystemFigure {
         key: "context_switches_per_s",
         unit: Unit::PerSecond,
@@ -155,6 +158,7 @@ pub static SYSTEM_FIGURES: [SystemFigure; 10] = [
         key: "involuntary_per_s",
         unit: Unit::PerSecond,
         header: header("invol", Cell::Rate, 2),
+        trigger: true,
         get: |r| r.rates.map_or(Value::None, |x| Value::F(x.involuntary_s)),
         ..BASE
     },
@@ -228,7 +232,35 @@ pub static SYSTEM_FIGURES: [SystemFigure; 10] = [
         },
         ..BASE
     },
+    SystemFigure {
+        key: "psi_cpu_some_pct",
+        unit: Unit::Percent,
+        // the share of this interval, from the kernel's cumulative total
+        trigger: true,
+        get: |r| {
+            r.rates
+                .and_then(|x| x.pressure_some_pct)
+                .map_or(Value::None, Value::F)
+        },
+        ..BASE
+    },
+    SystemFigure {
+        key: "migrations_per_s",
+        unit: Unit::PerSecond,
+        trigger: true,
+        get: |r| {
+            r.rates
+                .and_then(|x| x.migrations_s)
+                .map_or(Value::None, Value::F)
+        },
+        ..BASE
+    },
 ];
+
+/// The figure with this key.
+pub fn by_key(key: &str) -> Option<&'static SystemFigure> {
+    SYSTEM_FIGURES.iter().find(|f| f.key == key)
+}
 
 /// The header's figures, left to right.
 pub fn header_figures() -> Vec<(&'static SystemFigure, &'static Header)> {
