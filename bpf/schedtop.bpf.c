@@ -481,9 +481,6 @@ int BPF_PROG(handle_migrate, struct task_struct *p, int dest_cpu)
 	if (p->pid == 0 || bench_empty_probes)
 		return 0;
 	why_migrate(p, from, to);
-	s = stats_of(p);
-	if (s)
-		__sync_fetch_and_add(&s->counters[CTR_SCRATCH_MIGRATIONS], 1);
 	/* The per-thread total is the kernel's own se.nr_migrations, read by
 	 * the iterator. Only moves across nodes need the thread's storage, so
 	 * a one-node machine never touches it here (this runs in softirq

@@ -55,8 +55,6 @@
 #define SOFTIRQ_VECTORS 10
 /* migrations to a CPU of another NUMA node (the migrate probe) */
 #define CTR_CROSS_NODE_MIGRATIONS 11
-/* scratch: every migration (the recipe's check) */
-#define CTR_SCRATCH_MIGRATIONS 12
 #define THREAD_COUNTERS 16
 
 /* One pair list (why.bpf.h count_pair) serves every "who did this to

@@ -17,8 +17,6 @@ pub const CTR_STOLEN_SOFTIRQ_NS: usize = 1;
 pub const SOFTIRQ_VECTORS: usize = 10;
 /// Migrations to a CPU of another NUMA node (the migrate probe).
 pub const CTR_CROSS_NODE_MIGRATIONS: usize = 11;
-/// Scratch: every migration.
-pub const CTR_SCRATCH_MIGRATIONS: usize = 12;
 
 /// What a counter counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,21 +135,7 @@ const STOLEN_KINDS: &[&str] = &[
 /// Every per-thread counter. Slots must not overlap (a test checks them
 /// against bpf/schedtop.h). A counter is named apart (`pub const`) only
 /// where model code reasons about it (the NUMA view, findings).
-pub static COUNTERS: &[CounterDesc] = &[CROSS_NODE, STOLEN, SCRATCH];
-
-pub const SCRATCH: CounterDesc = CounterDesc {
-    key: "scratch_migrations",
-    first_slot: CTR_SCRATCH_MIGRATIONS,
-    family: None,
-    unit: CounterUnit::Count,
-    aggregate: Aggregate::Sum,
-    column: None,
-    detail: "scratch",
-    om_stem: "scratch_migrations",
-    om_help: "Scratch: migrations of {whose}.",
-    trigger: true,
-    after: None,
-};
+pub static COUNTERS: &[CounterDesc] = &[CROSS_NODE, STOLEN];
 
 pub const CROSS_NODE: CounterDesc = CounterDesc {
     key: "cross_node_migrations",
