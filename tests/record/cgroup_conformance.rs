@@ -147,7 +147,6 @@ fn wanted(key: &str) -> Want {
         // 20 periods and 500 ms throttled in 2 s
         "throttled_per_s" => N(10.0),
         "throttled_ms_per_s" => N(250.0),
-        "scratch_throttled_periods_pct" => N(30.0 * 100.0 / 140.0),
         // 200 ms and 40 ms stalled in 2 s
         "psi_some_pct" => N(10.0),
         "psi_full_pct" => N(2.0),
