@@ -184,7 +184,7 @@ const BASE: CgroupFigure = CgroupFigure {
 
 const PSI_HELP: &str = "CPU pressure of the cgroup (cpu.pressure total): time some (or all) of its runnable tasks waited for a CPU.";
 
-pub static CGROUP_FIGURES: [CgroupFigure; 26] = [
+pub static CGROUP_FIGURES: [CgroupFigure; 25] = [
     CgroupFigure {
         key: "path",
         unit: Unit::Name,
@@ -316,17 +316,6 @@ pub static CGROUP_FIGURES: [CgroupFigure; 26] = [
         field: field("throttled_ms_per_s"),
         trigger: true,
         get: |r| f(r.throttled_ms_per_s),
-        ..BASE
-    },
-    CgroupFigure {
-        key: "scratch_throttled_periods_pct",
-        unit: Unit::Percent,
-        field: field("scratch_throttled_periods_pct"),
-        trigger: true,
-        get: |r| match (r.nr_throttled, r.nr_periods) {
-            (Some(t), Some(p)) if p > 0 => Value::F(t as f64 * 100.0 / p as f64),
-            _ => Value::None,
-        },
         ..BASE
     },
     CgroupFigure {
