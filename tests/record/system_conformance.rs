@@ -68,8 +68,8 @@ fn sample(second: bool) -> Sample {
     sys.cpu_pressure = Some(Box::new(Pressure {
         some_avg10: 12.5,
         some_total_us: 1_000 + 100_000 * k,
-        full_avg10: None,
-        full_total_us: None,
+        full_avg10: Some(2.5),
+        full_total_us: Some(400 + 20_000 * k),
     }));
     s
 }
@@ -96,6 +96,9 @@ fn wanted(key: &str) -> Want {
         "psi_cpu_some_avg10" => N(12.5),
         // 100,000 µs stalled in 2 s
         "psi_cpu_some_pct" => N(5.0),
+        // the kernel's cumulative stall totals, µs
+        "psi_cpu_some_us" => N(101_000.0),
+        "psi_cpu_full_us" => N(20_400.0),
         // thread 7 moved 8 times in 2 s, thread 8 not at all
         "migrations_per_s" => N(4.0),
         other => panic!("system figure {other} has no expected value here: add one"),
@@ -229,20 +232,37 @@ fn metrics_have_every_family_with_its_help() {
         parse_openmetrics(&for_crate_parser(&om)).unwrap_or_else(|e| panic!("{e:?}\n{om}"));
     for fig in &SYSTEM_FIGURES {
         let Some(spec) = fig.om else { continue };
+        let name = if spec.seconds {
+            format!("{}_seconds", spec.family)
+        } else {
+            spec.family.to_string()
+        };
         let fam = parsed
             .families
-            .get(spec.family)
-            .unwrap_or_else(|| panic!("{} ({}) missing\n{om}", spec.family, fig.key));
-        let help = format!("# HELP {} {}", spec.family, spec.help);
-        assert!(om.lines().any(|l| l == help), "{}: help\n{om}", spec.family);
-        let s = fam.iter_samples().next().unwrap();
+            .get(&name)
+            .unwrap_or_else(|| panic!("{name} ({}) missing\n{om}", fig.key));
+        let help = format!("# HELP {name} {}", spec.help);
+        assert!(om.lines().any(|l| l == help), "{name}: help\n{om}");
+        // the figure's series: the one with its labels
+        let s = fam
+            .iter_samples()
+            .find(|s| {
+                let Ok(l) = s.get_labelset() else {
+                    return false;
+                };
+                spec.labels
+                    .iter()
+                    .all(|&(k, v)| l.get_label_value(k) == Some(v))
+            })
+            .unwrap_or_else(|| panic!("{} has no series {:?}\n{om}", spec.family, spec.labels));
         let OpenMetricsValue::Counter(c) = &s.value else {
             panic!("{}: {:?}", spec.family, s.value)
         };
         let Want::N(w) = wanted(fig.key) else {
             panic!("{}: a family of a non-number", fig.key)
         };
-        close(c.value.as_f64(), w, spec.family);
+        // in seconds where the family is
+        close(c.value.as_f64(), w / spec.per, fig.key);
     }
 }
 
