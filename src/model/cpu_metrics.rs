@@ -145,6 +145,15 @@ pub struct OmSpec {
     pub get: OmGet,
 }
 
+/// How a figure of a node is made from its CPUs' (the CPU view's node
+/// summaries, cpu_nodes.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeAggregate {
+    Sum,
+    Mean,
+    Max,
+}
+
 /// One CPU figure.
 #[derive(Clone, Copy)]
 pub struct CpuFigure {
@@ -156,6 +165,8 @@ pub struct CpuFigure {
     pub om: Option<OmSpec>,
     /// whether a trigger may name it (`cpu:KEY>VALUE`, trigger_figures.rs)
     pub trigger: bool,
+    /// how a node's summary aggregates it (None: not in the summary)
+    pub node: Option<NodeAggregate>,
     /// its value over the interval (views, JSON)
     pub get: for<'a> fn(&'a CpuRow) -> Value<'a>,
 }
@@ -163,6 +174,20 @@ pub struct CpuFigure {
 impl CpuFigure {
     pub fn value<'a>(&self, r: &'a CpuRow) -> Value<'a> {
         (self.get)(r)
+    }
+
+    /// Its value over a node's CPUs (None: no CPU knows it, or the
+    /// summary does not carry it).
+    pub fn node_value(&self, rows: &[CpuRow]) -> Option<f64> {
+        let v: Vec<f64> = rows.iter().filter_map(|r| self.value(r).number()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        Some(match self.node? {
+            NodeAggregate::Sum => v.iter().sum(),
+            NodeAggregate::Mean => v.iter().sum::<f64>() / v.len() as f64,
+            NodeAggregate::Max => v.iter().copied().fold(f64::MIN, f64::max),
+        })
     }
 
     /// Its OpenMetrics sample from a CPU of the newest Sample (None: no
@@ -220,6 +245,7 @@ const BASE: CpuFigure = CpuFigure {
     field: None,
     om: None,
     trigger: false,
+    node: None,
     get: |_| Value::None,
 };
 
@@ -285,6 +311,7 @@ pub static CPU_FIGURES: [CpuFigure; 18] = [
             |c| Some(c.switches),
         ),
         trigger: true,
+        node: Some(NodeAggregate::Sum),
         get: |r| f(r.switches_s),
     },
     CpuFigure {
@@ -300,12 +327,14 @@ pub static CPU_FIGURES: [CpuFigure; 18] = [
             |c| Some(c.busy_ns),
         ),
         trigger: true,
+        node: Some(NodeAggregate::Mean),
         get: |r| f(r.busy_pct),
     },
     CpuFigure {
         key: "rq_len_avg",
         column: col("RQ NOW", 6, 2, Cell::RunQueue { heat: true }),
         field: field("rq_len_avg"),
+        node: Some(NodeAggregate::Mean),
         trigger: true,
         get: |r| f(r.rq_avg),
         ..BASE
@@ -413,12 +442,14 @@ pub static CPU_FIGURES: [CpuFigure; 18] = [
     CpuFigure {
         key: "rq_history_avg",
         column: col("RQ AVG", 6, 3, Cell::RunQueue { heat: false }),
+        node: Some(NodeAggregate::Mean),
         get: |r| f(r.history.and_then(|h| h.avg(r.cpu))),
         ..BASE
     },
     CpuFigure {
         key: "rq_history_max",
         column: col("RQ MAX", 6, 4, Cell::QueueMax),
+        node: Some(NodeAggregate::Max),
         get: |r| u(r.history.and_then(|h| h.max(r.cpu))),
         ..BASE
     },

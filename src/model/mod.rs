@@ -7,6 +7,7 @@ pub mod compare;
 pub mod compare_figures;
 pub mod counters;
 pub mod cpu_metrics;
+pub mod cpu_nodes;
 pub mod cpus;
 pub mod derivation_count;
 pub mod fasthash;
