@@ -286,7 +286,6 @@ impl Watch {
         let x = Figures {
             derived: d,
             cpus: iv.cpus.as_ref(),
-            pressure_pct: iv.pressure_pct,
             findings: &iv.findings,
         };
         let mut fired = None;

@@ -128,11 +128,16 @@ pub fn show_value(f: Figure, v: f64) -> String {
             Unit::PerSecond => format!("{v:.0}/s"),
             _ => format!("{v:.0}"),
         },
-        Figure::CpuPressure => format!("{v:.1}%"),
-        Figure::RqLen => format!("{v:.1}"),
         // a finding's impact: the share of its subject's time it explains
         Figure::Finding(_) => format!("{:.0}% impact", v * 100.0),
-        Figure::Counter(_) | Figure::ThrottledMsPerS => format!("{v:.0}/s"),
+        Figure::Counter(_) => format!("{v:.0}/s"),
+        // the tables' figures: a count (a queue length) with one decimal
+        Figure::Cgroup(_) | Figure::Cpu(_) | Figure::System(_) => match f.unit() {
+            Some(Unit::Nanoseconds | Unit::Microseconds) => show_time(v),
+            Some(Unit::Percent) => format!("{v:.1}%"),
+            Some(Unit::PerSecond) => format!("{v:.0}/s"),
+            _ => format!("{v:.1}"),
+        },
     }
 }
 

@@ -15,6 +15,7 @@ pub mod openmetrics_cpus;
 pub mod openmetrics_encode;
 pub mod openmetrics_levels;
 pub mod openmetrics_pressure;
+pub mod openmetrics_system;
 pub mod openmetrics_totals;
 pub mod perfetto;
 pub mod screenshot;

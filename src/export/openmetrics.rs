@@ -10,10 +10,10 @@ use super::openmetrics_cgroups::cgroup_families;
 use super::openmetrics_cpus::cpu_families;
 use super::openmetrics_encode::{encode, label_text, Family, Labels, Value};
 use super::openmetrics_levels::LevelFamilies;
+use super::openmetrics_system::system_families;
 use super::openmetrics_totals::Totals;
 use crate::model::figures::Level;
 use crate::model::rates::thread_interval_or_all;
-use crate::model::system_metrics;
 use crate::model::tally::Tally;
 
 /// Which levels to export and how much.
@@ -136,13 +136,7 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
             .in_seconds(),
         );
         // the system table's counters (model/system_metrics.rs)
-        for (_, om) in system_metrics::exported() {
-            out.push(counter(
-                om.family,
-                om.help,
-                vec![(vec![], (om.get)(s) as f64)],
-            ));
-        }
+        out.extend(system_families(s, false));
     }
 
     let mut system = LevelFamilies::new(Level::System);
@@ -152,6 +146,7 @@ pub fn families(t: &Totals, o: &ExportOptions, rq_since_mono: u64) -> Vec<Family
     if let Some(s) = &t.latest {
         let rq = t.rq_average_since(rq_since_mono);
         out.extend(cpu_families(&host.topology, s, &rq));
+        out.extend(system_families(s, true));
     }
     out.extend(t.pressure.families());
 

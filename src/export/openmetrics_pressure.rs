@@ -1,8 +1,10 @@
-//! The system's CPU pressure (PSI) in `/metrics`, from the shared Interval
-//! only (the exporter reads no kernel file): the stall totals and the
-//! kernel's 10 s average as the Sample carries them, and the 60 s and
-//! 300 s windows as the mean of the Intervals' share of stalled time
-//! (each from the kernel's cumulative total) over the last 60 s and 300 s.
+//! The system's CPU pressure (PSI) ratio in `/metrics`, from the shared
+//! Interval only (the exporter reads no kernel file): the kernel's 10 s
+//! average as the Sample carries it, and the 60 s and 300 s windows as the
+//! mean of the Intervals' share of stalled time (each from the kernel's
+//! cumulative total) over the last 60 s and 300 s. The stall totals are
+//! figures of the system table (model/system_metrics.rs), written just
+//! before this family.
 use std::collections::VecDeque;
 
 use prometheus_client::metrics::MetricType;
@@ -89,28 +91,12 @@ impl PressureWindows {
         })
     }
 
-    /// `schedtop_cpu_pressure_stalled` and `schedtop_cpu_pressure_ratio`
-    /// (none without PSI).
+    /// `schedtop_cpu_pressure_ratio` (none without PSI).
     pub fn families(&self) -> Vec<Family> {
         let Some(p) = self.latest else {
             return Vec::new();
         };
-        let kind = |k: &str| vec![("kind", k.to_string())];
         let at = |k: &str, w: &str| vec![("kind", k.to_string()), ("window", w.to_string())];
-        let mut stalled = Family::new(
-            "schedtop_cpu_pressure_stalled",
-            "CPU pressure (PSI, /proc/pressure/cpu): time some (or all) runnable tasks waited for a CPU.",
-            MetricType::Counter,
-        )
-        .in_seconds();
-        stalled
-            .rows
-            .push((kind("some"), Value::Counter(p.some_total_us as f64 / 1e6)));
-        if let Some(f) = p.full_total_us {
-            stalled
-                .rows
-                .push((kind("full"), Value::Counter(f as f64 / 1e6)));
-        }
         let mut ratio = Family::new(
             "schedtop_cpu_pressure_ratio",
             "CPU pressure (PSI): share of time stalled; 10s: the kernel's average, 60s and 300s: the mean over the Samples of the window.",
@@ -132,13 +118,14 @@ impl PressureWindows {
                 }
             }
         }
-        vec![stalled, ratio]
+        vec![ratio]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::export::openmetrics_system::system_families;
     use crate::model::shared_interval::Deriver;
     use crate::model::{HostInfo, Sample, SourceKind};
 
@@ -176,6 +163,7 @@ mod tests {
         let mut d = Deriver::new(host());
         let mut w = PressureWindows::default();
         let (mut some, mut full) = (0u64, 0u64);
+        let mut last = Sample::default();
         for i in 0..=40u64 {
             if i > 0 {
                 let stalled_us = if i * 10 <= 300 { 1_000_000 } else { 5_000_000 };
@@ -195,16 +183,19 @@ mod tests {
                 },
                 ..Default::default()
             };
+            last = s.clone();
             w.take(&d.next(s));
         }
         let fams = w.families();
-        assert_eq!(fams.len(), 2);
-        // 30 x 1 s + 10 x 5 s stalled; full half of it
+        assert_eq!(fams.len(), 1);
+        // the totals, through the system table: 30 x 1 s + 10 x 5 s
+        // stalled; full half of it
+        let totals = system_families(&last, true);
         assert_eq!(
-            rows(&fams[0]),
+            rows(&totals[0]),
             [("kind=some".to_string(), 80.0), ("kind=full".into(), 40.0)]
         );
-        let r = rows(&fams[1]);
+        let r = rows(&fams[0]);
         let get = |k: &str| r.iter().find(|x| x.0 == k).map(|x| x.1).unwrap();
         let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-9, "{a} vs {b}");
         close(get("kind=some,window=10s"), 0.475);
@@ -229,6 +220,7 @@ mod tests {
         let mut w = PressureWindows::default();
         w.take(&d.next(Sample::default()));
         assert!(w.families().is_empty());
+        assert!(system_families(&Sample::default(), true).is_empty());
         let mut d = Deriver::new(host());
         let mut w = PressureWindows::default();
         let mut s = Sample::default();
@@ -237,11 +229,12 @@ mod tests {
             some_total_us: 5,
             ..Default::default()
         }));
+        let totals = system_families(&s, true);
         w.take(&d.next(s));
         let f = w.families();
         // the kernel's figures, no window yet, no full line (before 5.13)
-        assert_eq!(rows(&f[0]), [("kind=some".to_string(), 5e-6)]);
-        assert_eq!(rows(&f[1]), [("kind=some,window=10s".to_string(), 0.01)]);
+        assert_eq!(rows(&totals[0]), [("kind=some".to_string(), 5e-6)]);
+        assert_eq!(rows(&f[0]), [("kind=some,window=10s".to_string(), 0.01)]);
     }
 
     /// The exporter's sources read no PSI file of their own (the one

@@ -100,8 +100,15 @@ pub struct CgroupFigure {
     pub sort: Option<&'static str>,
     pub field: Option<Field>,
     pub om: Option<OmSpec>,
-    /// whether a trigger may name it (not yet read by triggers)
+    /// whether a trigger may name it (`cgroup:KEY>VALUE`, trigger_figures.rs)
     pub trigger: bool,
+    /// for a trigger: the figure read while this one is unknown (the
+    /// first interval's PSI share: the kernel's 10 s average)
+    pub trigger_else: Option<&'static str>,
+    /// for a trigger: the figure this one is computed from; known there,
+    /// the cgroup was measured though this one is empty (an empty
+    /// histogram has no p99: a quiet interval, not a missing figure)
+    pub measured_by: Option<&'static str>,
     pub get: for<'a> fn(&'a CgroupRow) -> Value<'a>,
 }
 
@@ -170,6 +177,8 @@ const BASE: CgroupFigure = CgroupFigure {
     field: None,
     om: None,
     trigger: false,
+    trigger_else: None,
+    measured_by: None,
     get: |_| Value::None,
 };
 
@@ -323,6 +332,7 @@ pub static CGROUP_FIGURES: [CgroupFigure; 25] = [
         sort: Some("PSI some%"),
         field: field("psi_some_pct"),
         trigger: true,
+        trigger_else: Some("psi_some_avg10"),
         get: |r| f(r.psi_some_pct),
         ..BASE
     },
@@ -419,6 +429,7 @@ pub static CGROUP_FIGURES: [CgroupFigure; 25] = [
         sort: Some("P99WAIT"),
         field: field("wait_p99_us"),
         trigger: true,
+        measured_by: Some("wait_hist_us"),
         get: |r| u(r.p99_wait_us),
         ..BASE
     },

@@ -145,6 +145,15 @@ pub struct OmSpec {
     pub get: OmGet,
 }
 
+/// How a figure of a node is made from its CPUs' (the CPU view's node
+/// summaries, cpu_nodes.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeAggregate {
+    Sum,
+    Mean,
+    Max,
+}
+
 /// One CPU figure.
 #[derive(Clone, Copy)]
 pub struct CpuFigure {
@@ -154,6 +163,10 @@ pub struct CpuFigure {
     pub column: Option<Column>,
     pub field: Option<Field>,
     pub om: Option<OmSpec>,
+    /// whether a trigger may name it (`cpu:KEY>VALUE`, trigger_figures.rs)
+    pub trigger: bool,
+    /// how a node's summary aggregates it (None: not in the summary)
+    pub node: Option<NodeAggregate>,
     /// its value over the interval (views, JSON)
     pub get: for<'a> fn(&'a CpuRow) -> Value<'a>,
 }
@@ -161,6 +174,20 @@ pub struct CpuFigure {
 impl CpuFigure {
     pub fn value<'a>(&self, r: &'a CpuRow) -> Value<'a> {
         (self.get)(r)
+    }
+
+    /// Its value over a node's CPUs (None: no CPU knows it, or the
+    /// summary does not carry it).
+    pub fn node_value(&self, rows: &[CpuRow]) -> Option<f64> {
+        let v: Vec<f64> = rows.iter().filter_map(|r| self.value(r).number()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        Some(match self.node? {
+            NodeAggregate::Sum => v.iter().sum(),
+            NodeAggregate::Mean => v.iter().sum::<f64>() / v.len() as f64,
+            NodeAggregate::Max => v.iter().copied().fold(f64::MIN, f64::max),
+        })
     }
 
     /// Its OpenMetrics sample from a CPU of the newest Sample (None: no
@@ -217,6 +244,8 @@ const BASE: CpuFigure = CpuFigure {
     column: None,
     field: None,
     om: None,
+    trigger: false,
+    node: None,
     get: |_| Value::None,
 };
 
@@ -281,6 +310,8 @@ pub static CPU_FIGURES: [CpuFigure; 18] = [
             &[],
             |c| Some(c.switches),
         ),
+        trigger: true,
+        node: Some(NodeAggregate::Sum),
         get: |r| f(r.switches_s),
     },
     CpuFigure {
@@ -295,18 +326,23 @@ pub static CPU_FIGURES: [CpuFigure; 18] = [
             &[],
             |c| Some(c.busy_ns),
         ),
+        trigger: true,
+        node: Some(NodeAggregate::Mean),
         get: |r| f(r.busy_pct),
     },
     CpuFigure {
         key: "rq_len_avg",
         column: col("RQ NOW", 6, 2, Cell::RunQueue { heat: true }),
         field: field("rq_len_avg"),
+        node: Some(NodeAggregate::Mean),
+        trigger: true,
         get: |r| f(r.rq_avg),
         ..BASE
     },
     CpuFigure {
         key: "rq_len_max",
         field: field("rq_len_max"),
+        trigger: true,
         get: |r| u(r.rq_max),
         ..BASE
     },
@@ -391,6 +427,7 @@ pub static CPU_FIGURES: [CpuFigure; 18] = [
         key: "migrations_in_per_s",
         unit: Unit::PerSecond,
         column: col("MIG IN", 7, 7, Cell::Rate),
+        trigger: true,
         get: |r| f(r.migr_in_s),
         ..BASE
     },
@@ -398,18 +435,21 @@ pub static CPU_FIGURES: [CpuFigure; 18] = [
         key: "migrations_out_per_s",
         unit: Unit::PerSecond,
         column: col("MIG OUT", 7, 8, Cell::Rate),
+        trigger: true,
         get: |r| f(r.migr_out_s),
         ..BASE
     },
     CpuFigure {
         key: "rq_history_avg",
         column: col("RQ AVG", 6, 3, Cell::RunQueue { heat: false }),
+        node: Some(NodeAggregate::Mean),
         get: |r| f(r.history.and_then(|h| h.avg(r.cpu))),
         ..BASE
     },
     CpuFigure {
         key: "rq_history_max",
         column: col("RQ MAX", 6, 4, Cell::QueueMax),
+        node: Some(NodeAggregate::Max),
         get: |r| u(r.history.and_then(|h| h.max(r.cpu))),
         ..BASE
     },

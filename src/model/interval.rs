@@ -31,6 +31,12 @@ pub struct SystemRates {
     /// thread counters or histogram slots that went down this interval (a
     /// wrapped or glitched counter), counted as no change
     pub counter_anomalies: u64,
+    /// the threads' migrations per second summed (None: no thread's
+    /// migrations are known, procfs without schedstat)
+    pub migrations_s: Option<f64>,
+    /// the system's `some` CPU pressure over the interval, % of it
+    /// (pressure_share.rs; None without PSI)
+    pub pressure_some_pct: Option<f64>,
 }
 
 /// The figures of a row from its interval totals (moved into the row).
@@ -257,6 +263,11 @@ pub fn derive_reusing(
         r
     }));
     crate::model::why_resolve::preemptors(cur, &mut threads, &mut processes);
+    system.migrations_s = threads
+        .iter()
+        .filter_map(|r| r.migr_s.get())
+        .fold(None, |sum, m| Some(sum.unwrap_or(0.0) + m));
+    system.pressure_some_pct = crate::model::pressure_share::system_pressure_pct(prev, cur);
     Derived {
         threads,
         processes,

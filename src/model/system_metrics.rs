@@ -3,9 +3,11 @@
 //! value reads), its batch JSON name (`system` of the record), its
 //! OpenMetrics family and how it is read from the Interval's system rates
 //! or the Sample's system counters. The header's figures, `SystemRecord`
-//! in batch JSON and the exporter's loss counters iterate `SYSTEM_FIGURES`.
-//! The exporter's PSI families come from its own pressure reading and the
-//! per-level totals from model/figures.rs.
+//! in batch JSON, the exporter's system counters (losses, PSI stall
+//! totals) and system triggers iterate `SYSTEM_FIGURES`. The exporter's
+//! PSI ratio over 60 s and 300 s is a mean over its own scrape window
+//! (export/openmetrics_pressure.rs), not a figure of one interval; the
+//! per-level totals come from model/figures.rs.
 //!
 //! The order is the order of JSON fields (an interface:
 //! docs/json-and-csv.md) and of the header's figures.
@@ -55,12 +57,30 @@ pub struct Field {
     pub unknown_as_zero: bool,
 }
 
-/// A figure's OpenMetrics family: a cumulative counter of the newest Sample.
+/// A figure's OpenMetrics family: a cumulative counter of the newest
+/// Sample (no series where the Sample does not have it).
 #[derive(Clone, Copy)]
 pub struct OmSpec {
+    /// without the unit suffix and `_total`
     pub family: &'static str,
     pub help: &'static str,
-    pub get: fn(&Sample) -> u64,
+    /// the family is in seconds (`_seconds`)
+    pub seconds: bool,
+    /// the value is divided by this (µs: 1e6)
+    pub per: f64,
+    /// the labels telling figures of one family apart
+    pub labels: &'static [(&'static str, &'static str)],
+    /// written after the per-CPU families, beside the PSI ratio family
+    /// (where scrapes have always had the pressure families)
+    pub after_cpus: bool,
+    pub get: fn(&Sample) -> Option<u64>,
+}
+
+impl OmSpec {
+    /// Its sample value from the newest Sample (None: not there).
+    pub fn value(&self, s: &Sample) -> Option<f64> {
+        Some((self.get)(s)? as f64 / self.per)
+    }
 }
 
 /// One system figure.
@@ -71,6 +91,8 @@ pub struct SystemFigure {
     pub header: Option<Header>,
     pub field: Option<Field>,
     pub om: Option<OmSpec>,
+    /// whether a trigger may name it (`system:KEY>VALUE`, trigger_figures.rs)
+    pub trigger: bool,
     pub get: for<'a> fn(&SystemRow<'a>) -> Value<'a>,
 }
 
@@ -105,9 +127,37 @@ const fn field(name: &'static str) -> Option<Field> {
 const fn counter(
     family: &'static str,
     help: &'static str,
-    get: fn(&Sample) -> u64,
+    get: fn(&Sample) -> Option<u64>,
 ) -> Option<OmSpec> {
-    Some(OmSpec { family, help, get })
+    Some(OmSpec {
+        family,
+        help,
+        seconds: false,
+        per: 1.0,
+        labels: &[],
+        after_cpus: false,
+        get,
+    })
+}
+
+/// A PSI stall total (µs) as `schedtop_cpu_pressure_stalled_seconds_total`.
+const fn stalled(
+    kind: &'static [(&'static str, &'static str)],
+    get: fn(&Sample) -> Option<u64>,
+) -> Option<OmSpec> {
+    Some(OmSpec {
+        family: "schedtop_cpu_pressure_stalled",
+        help: "CPU pressure (PSI, /proc/pressure/cpu): time some (or all) runnable tasks waited for a CPU.",
+        seconds: true,
+        per: 1e6,
+        labels: kind,
+        after_cpus: true,
+        get,
+    })
+}
+
+fn pressure(s: &Sample) -> Option<&super::Pressure> {
+    s.system.cpu_pressure.as_deref()
 }
 
 fn sample_u(r: &SystemRow, get: fn(&Sample) -> u64) -> Value<'static> {
@@ -120,10 +170,11 @@ const BASE: SystemFigure = SystemFigure {
     header: None,
     field: None,
     om: None,
+    trigger: false,
     get: |_| Value::None,
 };
 
-pub static SYSTEM_FIGURES: [SystemFigure; 10] = [
+pub static SYSTEM_FIGURES: [SystemFigure; 14] = [
     SystemFigure {
         key: "context_switches_per_s",
         unit: Unit::PerSecond,
@@ -155,6 +206,7 @@ pub static SYSTEM_FIGURES: [SystemFigure; 10] = [
         key: "involuntary_per_s",
         unit: Unit::PerSecond,
         header: header("invol", Cell::Rate, 2),
+        trigger: true,
         get: |r| r.rates.map_or(Value::None, |x| Value::F(x.involuntary_s)),
         ..BASE
     },
@@ -189,7 +241,7 @@ pub static SYSTEM_FIGURES: [SystemFigure; 10] = [
         om: counter(
             "schedtop_lost_updates",
             "Updates the probes could not store (a full map): counts are low by this many events.",
-            |s| s.system.losses.total(),
+            |s| Some(s.system.losses.total()),
         ),
         get: |r| sample_u(r, |s| s.system.losses.total()),
         ..BASE
@@ -200,7 +252,7 @@ pub static SYSTEM_FIGURES: [SystemFigure; 10] = [
         om: counter(
             "schedtop_wake_pairs_lost",
             "Wakeups whose (wakee, waker) pair the probe could not store: in no thread's wakers.",
-            |s| s.system.losses.wake_pairs_full,
+            |s| Some(s.system.losses.wake_pairs_full),
         ),
         get: |r| sample_u(r, |s| s.system.losses.wake_pairs_full),
         ..BASE
@@ -228,7 +280,61 @@ pub static SYSTEM_FIGURES: [SystemFigure; 10] = [
         },
         ..BASE
     },
+    SystemFigure {
+        key: "psi_cpu_some_pct",
+        unit: Unit::Percent,
+        // the share of this interval, from the kernel's cumulative total
+        trigger: true,
+        get: |r| {
+            r.rates
+                .and_then(|x| x.pressure_some_pct)
+                .map_or(Value::None, Value::F)
+        },
+        ..BASE
+    },
+    SystemFigure {
+        key: "psi_cpu_some_us",
+        unit: Unit::Microseconds,
+        om: stalled(&[("kind", "some")], |s| {
+            pressure(s).map(|p| p.some_total_us)
+        }),
+        get: |r| {
+            r.sample
+                .and_then(pressure)
+                .map_or(Value::None, |p| Value::U(p.some_total_us))
+        },
+        ..BASE
+    },
+    SystemFigure {
+        key: "psi_cpu_full_us",
+        unit: Unit::Microseconds,
+        // the `full` line exists from Linux 5.13
+        om: stalled(&[("kind", "full")], |s| pressure(s)?.full_total_us),
+        get: |r| {
+            r.sample
+                .and_then(pressure)
+                .and_then(|p| p.full_total_us)
+                .map_or(Value::None, Value::U)
+        },
+        ..BASE
+    },
+    SystemFigure {
+        key: "migrations_per_s",
+        unit: Unit::PerSecond,
+        trigger: true,
+        get: |r| {
+            r.rates
+                .and_then(|x| x.migrations_s)
+                .map_or(Value::None, Value::F)
+        },
+        ..BASE
+    },
 ];
+
+/// The figure with this key.
+pub fn by_key(key: &str) -> Option<&'static SystemFigure> {
+    SYSTEM_FIGURES.iter().find(|f| f.key == key)
+}
 
 /// The header's figures, left to right.
 pub fn header_figures() -> Vec<(&'static SystemFigure, &'static Header)> {
@@ -247,7 +353,8 @@ pub fn fields() -> impl Iterator<Item = (&'static SystemFigure, &'static Field)>
         .filter_map(|f| f.field.as_ref().map(|d| (f, d)))
 }
 
-/// The figures with an OpenMetrics family, in order.
+/// The figures with an OpenMetrics family, in order (a family where its
+/// first figure is).
 pub fn exported() -> impl Iterator<Item = (&'static SystemFigure, &'static OmSpec)> {
     SYSTEM_FIGURES
         .iter()

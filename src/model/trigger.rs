@@ -219,12 +219,22 @@ mod tests {
         let t = parse("cpu:rq_len>8 for 3s").unwrap();
         assert_eq!(
             (t.scope, t.figure, t.threshold, t.for_ns),
-            (Scope::Cpu, Figure::RqLen, 8.0, 3_000_000_000)
+            (
+                Scope::Cpu,
+                Figure::Cpu(crate::model::cpu_metrics::by_key("rq_len_avg").unwrap()),
+                8.0,
+                3_000_000_000
+            )
         );
         let t = parse(" cgroup:throttled_ms_per_s >= 100 ").unwrap();
         assert_eq!(
             (t.scope, t.figure, t.op, t.threshold),
-            (Scope::Cgroup, Figure::ThrottledMsPerS, Op::Ge, 100.0)
+            (
+                Scope::Cgroup,
+                Figure::Cgroup(crate::model::cgroup_metrics::by_key("throttled_ms_per_s").unwrap()),
+                Op::Ge,
+                100.0
+            )
         );
         assert_eq!(parse("thread:wait_p99>500us").unwrap().threshold, 500e3);
     }

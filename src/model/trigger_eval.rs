@@ -4,13 +4,15 @@
 //! cannot see (no histograms under procfs, no PSI) reports that it is not
 //! evaluated, rather than never firing in silence.
 use super::cgroup::CgroupRow;
-use super::cpus::CpuView;
+use super::cgroup_metrics::{self, CgroupFigure};
+use super::cpu_metrics::CpuRow;
+use super::cpus::{CpuHistory, CpuView};
 use super::findings::{Finding, Severity, Value};
 use super::interval::{Derived, Row};
-use super::metrics::Get;
+use super::metrics::{Get, Value as FigureValue};
+use super::system_metrics::SystemRow;
 use super::trigger::{Figure, Scope, Trigger};
-use super::trigger_figures::to_compared;
-use super::{Pressure, Sample};
+use super::trigger_figures::{to_compared, unit_to_compared};
 
 /// Who crossed the threshold, with the figure (ns for times).
 #[derive(Clone, Debug, PartialEq)]
@@ -38,8 +40,6 @@ pub struct Figures<'a> {
     pub derived: &'a Derived,
     /// the CPU view's figures (None on the first Sample)
     pub cpus: Option<&'a CpuView>,
-    /// system CPU pressure, `some`, % of the interval
-    pub pressure_pct: Option<f64>,
     /// the interval's findings, computed once by the caller (`finding:KIND`)
     pub findings: &'a [Finding],
 }
@@ -50,37 +50,12 @@ impl<'a> Figures<'a> {
         Figures {
             derived,
             cpus: None,
-            pressure_pct: None,
             findings: &[],
         }
     }
 }
 
-/// The system's `some` CPU pressure over the interval from `prev` to `cur`
-/// in % (from the kernel's cumulative µs), else its 10 s average.
-pub fn system_pressure_pct(prev: Option<&Sample>, cur: &Sample) -> Option<f64> {
-    pressure_share(prev, cur, |p| Some((p.some_total_us, p.some_avg10)))
-}
-
-/// The same for `full` (all non-idle tasks waiting; None before 5.13).
-pub fn system_full_pressure_pct(prev: Option<&Sample>, cur: &Sample) -> Option<f64> {
-    pressure_share(prev, cur, |p| Some((p.full_total_us?, p.full_avg10?)))
-}
-
-fn pressure_share(
-    prev: Option<&Sample>,
-    cur: &Sample,
-    line: impl Fn(&Pressure) -> Option<(u64, f64)>,
-) -> Option<f64> {
-    let (c_total, c_avg10) = line(cur.system.cpu_pressure.as_deref()?)?;
-    let from_total = prev.and_then(|p| {
-        let (p_total, _) = line(p.system.cpu_pressure.as_deref()?)?;
-        let dt_us = cur.mono_ns.checked_sub(p.mono_ns)? as f64 / 1e3;
-        let d = c_total.checked_sub(p_total)? as f64;
-        (dt_us > 0.0).then(|| (d / dt_us * 100.0).min(100.0))
-    });
-    Some(from_total.unwrap_or(c_avg10))
-}
+pub use super::pressure_share::{system_full_pressure_pct, system_pressure_pct};
 
 /// A row's figure; None where the row does not carry it (times in ns).
 pub fn row_figure(f: Figure, r: &Row) -> Option<f64> {
@@ -113,18 +88,25 @@ fn row_measured(f: Figure, r: &Row) -> bool {
     }
 }
 
-fn cgroup_figure(f: Figure, c: &CgroupRow) -> Option<f64> {
-    match f {
-        Figure::Metric(m) => match m.key {
-            "p99_wait" => c.p99_wait_us.map(|us| us as f64 * 1e3),
-            "nvcsw" => c.nvcsw_s,
-            "migr" => c.migr_s,
-            _ => None,
-        },
-        Figure::CpuPressure => c.psi_some_pct.or(c.psi_some_avg10),
-        Figure::ThrottledMsPerS => c.throttled_ms_per_s,
-        Figure::Counter(_) | Figure::RqLen | Figure::Finding(_) => None,
-    }
+/// A table figure's value as a trigger compares it (times in ns).
+fn compared(unit: super::metrics::Unit, v: FigureValue) -> Option<f64> {
+    v.number().map(|n| unit_to_compared(unit, n))
+}
+
+/// A cgroup's figure (its `trigger_else` while unknown), and whether the
+/// cgroup carries what it is computed from.
+fn cgroup_figure(f: &CgroupFigure, c: &CgroupRow) -> (Option<f64>, bool) {
+    let read = |f: &CgroupFigure| compared(f.unit, f.value(c));
+    let v = read(f).or_else(|| {
+        f.trigger_else
+            .and_then(cgroup_metrics::by_key)
+            .and_then(read)
+    });
+    let measured = f
+        .measured_by
+        .and_then(cgroup_metrics::by_key)
+        .is_some_and(|m| !matches!(m.value(c), FigureValue::None));
+    (v, measured)
 }
 
 /// The threads' figures summed (None: no thread carries it).
@@ -142,13 +124,14 @@ fn sum_rows(d: &Derived, read: impl Fn(&Row) -> Option<f64>) -> Option<f64> {
 fn system_figure(f: Figure, x: &Figures) -> Option<f64> {
     let d = x.derived;
     match f {
-        Figure::Metric(m) => match m.key {
-            "nvcsw" => Some(d.system.involuntary_s),
-            "migr" => sum_rows(d, |r| r.migr_s.get()),
-            _ => None,
-        },
+        Figure::System(s) => compared(
+            s.unit,
+            s.value(&SystemRow {
+                rates: Some(&d.system),
+                sample: None,
+            }),
+        ),
         Figure::Counter(c) => sum_rows(d, |r| r.counter_per_s(c)),
-        Figure::CpuPressure => x.pressure_pct,
         _ => None,
     }
 }
@@ -186,15 +169,18 @@ pub fn evaluate(t: &Trigger, x: &Figures) -> Verdict {
             .iter()
             .for_each(|r| consider(r.id, &r.comm, row_figure(t.figure, r), row_measured(r))),
         Scope::Cgroup => d.cgroups.iter().for_each(|c| {
-            let measured = matches!(t.figure, Figure::Metric(m) if m.key == "p99_wait")
-                && c.wait_hist.is_some();
-            consider(0, &c.path, cgroup_figure(t.figure, c), measured)
+            let (v, measured) = match t.figure {
+                Figure::Cgroup(f) => cgroup_figure(f, c),
+                _ => (None, false),
+            };
+            consider(0, &c.path, v, measured)
         }),
         Scope::Cpu => {
+            // triggers read the interval's figures, not the view's history
+            let history = CpuHistory::default();
             for c in x.cpus.map_or(&[][..], |v| &v.cpus[..]) {
                 let v = match t.figure {
-                    Figure::RqLen => c.rq_now,
-                    Figure::Metric(m) if m.key == "migr" => c.migr_in_s,
+                    Figure::Cpu(f) => compared(f.unit, f.value(&CpuRow::of_figures(c, &history))),
                     _ => None,
                 };
                 consider(c.cpu, &format!("cpu{}", c.cpu), v, false);
@@ -409,13 +395,22 @@ mod tests {
                     psi_some_pct: Some(40.0),
                     ..Default::default()
                 },
+                // the first interval: no share yet, the kernel's average
+                CgroupRow {
+                    path: "/new".into(),
+                    psi_some_avg10: Some(45.0),
+                    ..Default::default()
+                },
             ],
+            system: crate::model::interval::SystemRates {
+                pressure_some_pct: Some(12.0),
+                ..Default::default()
+            },
             ..Default::default()
         };
         let x = Figures {
             derived: &d,
             cpus: Some(&view),
-            pressure_pct: Some(12.0),
             findings: &[],
         };
         let holds = |e: &str| match evaluate(&parse(e).unwrap(), &x) {
@@ -424,8 +419,12 @@ mod tests {
         };
         assert_eq!(holds("cpu:rq_len>8"), ["cpu1"]);
         assert_eq!(holds("cgroup:throttled_ms_per_s>100"), ["/batch"]);
-        assert_eq!(holds("cgroup:cpu_pressure>=40"), ["/batch"]);
+        assert_eq!(holds("cgroup:cpu_pressure>=40"), ["/new", "/batch"]);
         assert_eq!(holds("system:cpu_pressure>10"), ["system"]);
+        // the old names are the tables' keys
+        assert_eq!(holds("cpu:rq_len_avg>8"), ["cpu1"]);
+        assert_eq!(holds("cgroup:psi_some_pct>=40"), ["/new", "/batch"]);
+        assert_eq!(holds("system:psi_cpu_some_pct>10"), ["system"]);
         assert_eq!(
             evaluate(&parse("system:cpu_pressure>20").unwrap(), &x),
             Verdict::Quiet
@@ -435,8 +434,10 @@ mod tests {
             Verdict::Quiet
         );
         // no PSI on this kernel: said, not silent
+        let mut d_none = d.clone();
+        d_none.system.pressure_some_pct = None;
         let none = Figures {
-            pressure_pct: None,
+            derived: &d_none,
             ..x
         };
         assert!(matches!(
@@ -507,7 +508,6 @@ mod tests {
         let x = Figures {
             derived: &iv.derived,
             cpus: iv.cpus.as_ref(),
-            pressure_pct: iv.pressure_pct,
             findings: &iv.findings,
         };
         let fired = |e: &str| match evaluate(&parse(e).unwrap(), &x) {

@@ -2,14 +2,18 @@
 //! a list of its own: a thread or process figure is a metric of
 //! metrics.rs by its key (`proc:p99_wait>20ms`, `thread:cpu_pct>90`), a
 //! per-thread counter whose descriptor sets `trigger` (counters.rs) is
-//! `<key>_per_s` at thread, process and system level. A new descriptor is
-//! usable in `--trigger` with no code here. Cgroups, CPUs and the system
-//! have descriptor tables now (cgroup_metrics.rs, cpu_metrics.rs,
-//! system_metrics.rs) but triggers do not read them yet: their figures are
-//! the short list below.
+//! `<key>_per_s` at thread, process and system level, and a cgroup, CPU or
+//! system figure is the key of its table (cgroup_metrics.rs, cpu_metrics.rs,
+//! system_metrics.rs) where its `trigger` flag is set
+//! (`cgroup:throttled_ms_per_s>100`, `cpu:rq_len_avg>8`). A new descriptor
+//! is usable in `--trigger` with no code here; the names triggers had
+//! before are kept as aliases.
+use super::cgroup_metrics::{self, CgroupFigure, CGROUP_FIGURES};
 use super::counters::{CounterDesc, COUNTERS};
+use super::cpu_metrics::{self, CpuFigure, CPU_FIGURES};
 use super::finding_types::FindingKind;
 use super::metrics::{self, Get, Metric, Unit as MetricUnit, METRICS};
+use super::system_metrics::{self, SystemFigure, SYSTEM_FIGURES};
 
 /// Whose figure: any thread, process, cgroup or CPU crossing the
 /// threshold fires, or the whole system's.
@@ -27,20 +31,18 @@ pub enum Scope {
 /// The figure compared.
 #[derive(Clone, Copy, Debug)]
 pub enum Figure {
-    /// a thread or process metric by its descriptor (metrics.rs); a
-    /// cgroup, a CPU and the system read the ones they have from their
-    /// own rows (p99_wait, nvcsw, migr). Times are compared in ns.
+    /// a thread or process metric by its descriptor (metrics.rs). Times
+    /// are compared in ns.
     Metric(&'static Metric),
     /// a per-thread counter per second, its descriptor allowing triggers
     /// (counters.rs; the system's: the threads' summed)
     Counter(&'static CounterDesc),
-    /// run-queue length (CPU)
-    RqLen,
-    /// CPU pressure (PSI) `some`: % of the interval, from the kernel's
-    /// cumulative total (else its avg10)
-    CpuPressure,
-    /// ms throttled per second (cgroup CPU bandwidth)
-    ThrottledMsPerS,
+    /// a figure of the cgroup table (cgroup_metrics.rs)
+    Cgroup(&'static CgroupFigure),
+    /// a figure of the CPU table (cpu_metrics.rs)
+    Cpu(&'static CpuFigure),
+    /// a figure of the system table (system_metrics.rs)
+    System(&'static SystemFigure),
     /// a warning of this kind (the value: its impact, 0..=1)
     Finding(FindingKind),
 }
@@ -50,9 +52,9 @@ impl PartialEq for Figure {
         match (self, o) {
             (Figure::Metric(a), Figure::Metric(b)) => a.key == b.key,
             (Figure::Counter(a), Figure::Counter(b)) => a.key == b.key,
-            (Figure::RqLen, Figure::RqLen)
-            | (Figure::CpuPressure, Figure::CpuPressure)
-            | (Figure::ThrottledMsPerS, Figure::ThrottledMsPerS) => true,
+            (Figure::Cgroup(a), Figure::Cgroup(b)) => a.key == b.key,
+            (Figure::Cpu(a), Figure::Cpu(b)) => a.key == b.key,
+            (Figure::System(a), Figure::System(b)) => a.key == b.key,
             (Figure::Finding(a), Figure::Finding(b)) => a == b,
             _ => false,
         }
@@ -70,6 +72,18 @@ impl Figure {
     /// Its name in expressions and summaries.
     pub fn name(self) -> String {
         name(self)
+    }
+
+    /// The unit of its descriptor (None: a finding).
+    pub fn unit(self) -> Option<MetricUnit> {
+        Some(match self {
+            Figure::Metric(m) => m.unit,
+            Figure::Counter(_) => MetricUnit::PerSecond,
+            Figure::Cgroup(f) => f.unit,
+            Figure::Cpu(f) => f.unit,
+            Figure::System(f) => f.unit,
+            Figure::Finding(_) => return None,
+        })
     }
 }
 
@@ -90,49 +104,61 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("migrations_per_s", "migr"),
 ];
 
-/// Figures of cgroups, CPUs and the system (their tables are not read
-/// here yet): (name, figure, unit, scopes). A metric key here is read from the
-/// scope's own row (`trigger_eval.rs`).
-const OTHER: &[(&str, OtherFigure, Unit, &[Scope])] = &[
-    (
-        "p99_wait",
-        OtherFigure::Metric("p99_wait"),
-        Unit::Duration,
-        &[Scope::Cgroup],
-    ),
-    (
-        "nvcsw",
-        OtherFigure::Metric("nvcsw"),
-        Unit::Number,
-        &[Scope::Cgroup, Scope::System],
-    ),
-    (
-        "migr",
-        OtherFigure::Metric("migr"),
-        Unit::Number,
-        &[Scope::Cgroup, Scope::Cpu, Scope::System],
-    ),
-    ("rq_len", OtherFigure::RqLen, Unit::Number, &[Scope::Cpu]),
-    (
-        "cpu_pressure",
-        OtherFigure::CpuPressure,
-        Unit::Number,
-        &[Scope::Cgroup, Scope::System],
-    ),
-    (
-        "throttled_ms_per_s",
-        OtherFigure::ThrottledMsPerS,
-        Unit::Number,
-        &[Scope::Cgroup],
-    ),
+/// The names cgroup, CPU and system triggers had before they read the
+/// tables: (scope, name, the table's key). The first name of a key is the
+/// one summaries show (as before).
+pub const TABLE_ALIASES: &[(Scope, &str, &str)] = &[
+    (Scope::Cgroup, "wait_p99", "wait_p99_us"),
+    (Scope::Cgroup, "p99_wait", "wait_p99_us"),
+    (Scope::Cgroup, "invol_per_s", "involuntary_per_s"),
+    (Scope::Cgroup, "nvcsw", "involuntary_per_s"),
+    (Scope::Cgroup, "migr", "migrations_per_s"),
+    (Scope::Cgroup, "cpu_pressure", "psi_some_pct"),
+    (Scope::Cpu, "rq_len", "rq_len_avg"),
+    (Scope::Cpu, "migrations_per_s", "migrations_in_per_s"),
+    (Scope::Cpu, "migr", "migrations_in_per_s"),
+    (Scope::System, "invol_per_s", "involuntary_per_s"),
+    (Scope::System, "nvcsw", "involuntary_per_s"),
+    (Scope::System, "migr", "migrations_per_s"),
+    (Scope::System, "cpu_pressure", "psi_cpu_some_pct"),
 ];
 
-#[derive(Clone, Copy)]
-enum OtherFigure {
-    Metric(&'static str),
-    RqLen,
-    CpuPressure,
-    ThrottledMsPerS,
+/// The figure of the scope's table with this key, if triggers may name it.
+fn table_figure(scope: Scope, key: &str) -> Option<Figure> {
+    match scope {
+        Scope::Cgroup => cgroup_metrics::by_key(key)
+            .filter(|f| f.trigger)
+            .map(Figure::Cgroup),
+        Scope::Cpu => cpu_metrics::by_key(key)
+            .filter(|f| f.trigger)
+            .map(Figure::Cpu),
+        Scope::System => system_metrics::by_key(key)
+            .filter(|f| f.trigger)
+            .map(Figure::System),
+        _ => None,
+    }
+}
+
+/// The keys of the scope's table triggers may name, in table order.
+fn table_keys(scope: Scope) -> Vec<&'static str> {
+    match scope {
+        Scope::Cgroup => CGROUP_FIGURES
+            .iter()
+            .filter(|f| f.trigger)
+            .map(|f| f.key)
+            .collect(),
+        Scope::Cpu => CPU_FIGURES
+            .iter()
+            .filter(|f| f.trigger)
+            .map(|f| f.key)
+            .collect(),
+        Scope::System => SYSTEM_FIGURES
+            .iter()
+            .filter(|f| f.trigger)
+            .map(|f| f.key)
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Whether triggers may compare this metric: a number measured over the
@@ -155,8 +181,8 @@ pub fn triggerable(m: &Metric) -> bool {
         }
 }
 
-fn metric_unit(m: &Metric) -> Unit {
-    match m.unit {
+fn threshold_unit(u: MetricUnit) -> Unit {
+    match u {
         MetricUnit::Nanoseconds | MetricUnit::Microseconds => Unit::Duration,
         _ => Unit::Number,
     }
@@ -177,7 +203,7 @@ pub fn resolve(scope: Scope, name: &str) -> Option<(Figure, Unit)> {
     let key = ALIASES.iter().find(|a| a.0 == name).map_or(name, |a| a.1);
     if matches!(scope, Scope::Thread | Scope::Proc) {
         if let Some(m) = metric_named(key) {
-            return Some((Figure::Metric(m), metric_unit(m)));
+            return Some((Figure::Metric(m), threshold_unit(m.unit)));
         }
     }
     if COUNTER_SCOPES.contains(&scope) {
@@ -188,14 +214,16 @@ pub fn resolve(scope: Scope, name: &str) -> Option<(Figure, Unit)> {
             return Some((Figure::Counter(d), Unit::Number));
         }
     }
-    let &(_, f, unit, _) = OTHER.iter().find(|o| o.0 == key && o.3.contains(&scope))?;
-    let figure = match f {
-        OtherFigure::Metric(k) => Figure::Metric(metrics::by_key(k)?),
-        OtherFigure::RqLen => Figure::RqLen,
-        OtherFigure::CpuPressure => Figure::CpuPressure,
-        OtherFigure::ThrottledMsPerS => Figure::ThrottledMsPerS,
-    };
-    Some((figure, unit))
+    // the table's key, an old name of it, or an old name of a metric
+    // the table has under its own key (`cgroup:wait_p99`)
+    let f = [name, key].into_iter().find_map(|n| {
+        let k = TABLE_ALIASES
+            .iter()
+            .find(|a| a.0 == scope && a.1 == n)
+            .map_or(n, |a| a.2);
+        table_figure(scope, k)
+    })?;
+    Some((f, threshold_unit(f.unit()?)))
 }
 
 /// Every name `scope` accepts, the old names first (an error lists them).
@@ -206,7 +234,11 @@ pub fn names(scope: Scope) -> Vec<String> {
             v.push(n);
         }
     };
-    for (alias, _) in ALIASES {
+    for alias in ALIASES
+        .iter()
+        .map(|a| a.0)
+        .chain(TABLE_ALIASES.iter().filter(|a| a.0 == scope).map(|a| a.1))
+    {
         if resolve(scope, alias).is_some() {
             push(alias.to_string());
         }
@@ -223,11 +255,19 @@ pub fn names(scope: Scope) -> Vec<String> {
             .filter(|d| d.trigger)
             .for_each(|d| push(counter_name(d)));
     }
-    OTHER
-        .iter()
-        .filter(|o| o.3.contains(&scope))
-        .for_each(|o| push(o.0.to_string()));
+    table_keys(scope)
+        .into_iter()
+        .for_each(|k| push(k.to_string()));
     v
+}
+
+/// A table figure's old name, else its key.
+fn table_name(scope: Scope, key: &'static str) -> String {
+    TABLE_ALIASES
+        .iter()
+        .find(|a| a.0 == scope && a.2 == key)
+        .map_or(key, |a| a.1)
+        .to_string()
 }
 
 /// The name a figure is shown by: the old name where it had one, else its
@@ -240,9 +280,9 @@ pub fn name(f: Figure) -> String {
             .map_or(m.key, |a| a.0)
             .to_string(),
         Figure::Counter(d) => counter_name(d),
-        Figure::RqLen => "rq_len".into(),
-        Figure::CpuPressure => "cpu_pressure".into(),
-        Figure::ThrottledMsPerS => "throttled_ms_per_s".into(),
+        Figure::Cgroup(c) => table_name(Scope::Cgroup, c.key),
+        Figure::Cpu(c) => table_name(Scope::Cpu, c.key),
+        Figure::System(c) => table_name(Scope::System, c.key),
         Figure::Finding(k) => k.key().into(),
     }
 }
@@ -250,7 +290,12 @@ pub fn name(f: Figure) -> String {
 /// The figure a threshold in ns compares with a time metric: the metric's
 /// value scaled to ns.
 pub fn to_compared(m: &Metric, v: f64) -> f64 {
-    match m.unit {
+    unit_to_compared(m.unit, v)
+}
+
+/// A value in `unit` as a trigger compares it (times in ns).
+pub fn unit_to_compared(unit: MetricUnit, v: f64) -> f64 {
+    match unit {
         MetricUnit::Microseconds => v * 1e3,
         _ => v,
     }
@@ -297,6 +342,85 @@ mod tests {
             name(resolve(Scope::Proc, "p99_wait").unwrap().0),
             "wait_p99"
         );
+    }
+
+    /// Every table figure whose `trigger` flag is set resolves by its key
+    /// in its scope, one without the flag does not, and every old name
+    /// still resolves to the figure it named.
+    #[test]
+    fn table_figures_resolve_by_key_and_old_name() {
+        for scope in [Scope::Cgroup, Scope::Cpu, Scope::System] {
+            let keys = table_keys(scope);
+            assert!(!keys.is_empty(), "{scope:?}");
+            for k in &keys {
+                let (f, _) = resolve(scope, k).unwrap_or_else(|| panic!("{scope:?} {k}"));
+                assert_eq!(f, table_figure(scope, k).unwrap());
+                assert!(names(scope).iter().any(|n| n == k), "{k}");
+            }
+        }
+        for f in CGROUP_FIGURES.iter().filter(|f| !f.trigger) {
+            assert!(resolve(Scope::Cgroup, f.key).is_none(), "{}", f.key);
+        }
+        for f in CPU_FIGURES.iter().filter(|f| !f.trigger) {
+            assert!(resolve(Scope::Cpu, f.key).is_none(), "{}", f.key);
+        }
+        for f in SYSTEM_FIGURES.iter().filter(|f| !f.trigger) {
+            assert!(resolve(Scope::System, f.key).is_none(), "{}", f.key);
+        }
+        // (scope, old name, key, how its threshold was written)
+        let old = [
+            (Scope::Cgroup, "p99_wait", "wait_p99_us", Unit::Duration),
+            (Scope::Cgroup, "wait_p99", "wait_p99_us", Unit::Duration),
+            (Scope::Cgroup, "nvcsw", "involuntary_per_s", Unit::Number),
+            (
+                Scope::Cgroup,
+                "invol_per_s",
+                "involuntary_per_s",
+                Unit::Number,
+            ),
+            (Scope::Cgroup, "migr", "migrations_per_s", Unit::Number),
+            (Scope::Cgroup, "cpu_pressure", "psi_some_pct", Unit::Number),
+            (
+                Scope::Cgroup,
+                "throttled_ms_per_s",
+                "throttled_ms_per_s",
+                Unit::Number,
+            ),
+            (Scope::Cpu, "rq_len", "rq_len_avg", Unit::Number),
+            (Scope::Cpu, "migr", "migrations_in_per_s", Unit::Number),
+            (
+                Scope::Cpu,
+                "migrations_per_s",
+                "migrations_in_per_s",
+                Unit::Number,
+            ),
+            (Scope::System, "nvcsw", "involuntary_per_s", Unit::Number),
+            (
+                Scope::System,
+                "invol_per_s",
+                "involuntary_per_s",
+                Unit::Number,
+            ),
+            (Scope::System, "migr", "migrations_per_s", Unit::Number),
+            (
+                Scope::System,
+                "cpu_pressure",
+                "psi_cpu_some_pct",
+                Unit::Number,
+            ),
+        ];
+        for (scope, name, key, unit) in old {
+            let (f, u) = resolve(scope, name).unwrap_or_else(|| panic!("{scope:?} {name}"));
+            assert_eq!((f, u), (table_figure(scope, key).unwrap(), unit), "{name}");
+        }
+        // summaries show the old names where there were
+        let shown = |s, k| name(table_figure(s, k).unwrap());
+        assert_eq!(shown(Scope::Cgroup, "wait_p99_us"), "wait_p99");
+        assert_eq!(shown(Scope::Cpu, "rq_len_avg"), "rq_len");
+        assert_eq!(shown(Scope::System, "psi_cpu_some_pct"), "cpu_pressure");
+        assert_eq!(shown(Scope::Cpu, "busy_pct"), "busy_pct");
+        // a thread figure is not a CPU's
+        assert!(resolve(Scope::Cpu, "p99_wait").is_none());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! parser). The expected values are worked out by hand below; a figure
 //! without one, or one a sink leaves out, fails here by name.
 use crate::common;
+use crate::trigger_sink;
 
 use common::om_parser::for_crate_parser;
 use std::collections::BTreeMap;
@@ -396,5 +397,26 @@ fn metrics_have_every_family_with_its_help() {
         if name.starts_with("schedtop_cgroup_") {
             assert!(families.contains_key(name), "{name} is in no descriptor");
         }
+    }
+}
+
+#[test]
+fn every_trigger_figure_fires_with_its_value() {
+    use schedtop::model::trigger::parse;
+    use schedtop::model::trigger_eval::{evaluate, Figures, Verdict};
+    let d = derive(Some(&sample(false)), &sample(true), 1.0);
+    let flagged: Vec<_> = CGROUP_FIGURES.iter().filter(|f| f.trigger).collect();
+    assert!(!flagged.is_empty());
+    for fig in flagged {
+        let Want::N(w) = wanted(fig.key) else {
+            panic!("{}: a trigger on a non-number", fig.key)
+        };
+        let (cond, fired_with) = trigger_sink::threshold(fig.key, fig.unit, w);
+        let t = parse(&format!("cgroup:{cond}")).unwrap_or_else(|e| panic!("{e}"));
+        let Verdict::Holds(hits) = evaluate(&t, &Figures::rows(&d)) else {
+            panic!("cgroup:{cond} does not fire")
+        };
+        let hit = hits.iter().find(|h| h.comm == SVC).expect(SVC);
+        close(hit.value, fired_with, fig.key);
     }
 }

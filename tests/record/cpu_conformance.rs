@@ -5,6 +5,7 @@
 //! OpenMetrics parser). The expected values are worked out by hand below;
 //! a figure without one, or one a sink leaves out, fails here by name.
 use crate::common;
+use crate::trigger_sink;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -356,5 +357,31 @@ fn metrics_have_every_family_with_its_help() {
         if name.starts_with("schedtop_cpu_") && !pressure {
             assert!(families.contains(name), "{name} is in no descriptor");
         }
+    }
+}
+
+#[test]
+fn every_trigger_figure_fires_with_its_value() {
+    use schedtop::model::trigger::parse;
+    use schedtop::model::trigger_eval::{evaluate, Figures, Verdict};
+    let iv = interval();
+    let x = Figures {
+        derived: &iv.derived,
+        cpus: iv.cpus.as_ref(),
+        findings: &[],
+    };
+    let flagged: Vec<_> = CPU_FIGURES.iter().filter(|f| f.trigger).collect();
+    assert!(!flagged.is_empty());
+    for fig in flagged {
+        let Want::N(w) = wanted(fig.key) else {
+            panic!("{}: a trigger on a non-number", fig.key)
+        };
+        let (cond, fired_with) = trigger_sink::threshold(fig.key, fig.unit, w);
+        let t = parse(&format!("cpu:{cond}")).unwrap_or_else(|e| panic!("{e}"));
+        let Verdict::Holds(hits) = evaluate(&t, &x) else {
+            panic!("cpu:{cond} does not fire")
+        };
+        let hit = hits.iter().find(|h| h.id == CPU).expect("CPU 5 fires");
+        close(hit.value, fired_with, fig.key);
     }
 }

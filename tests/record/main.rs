@@ -28,3 +28,4 @@ mod record_lock;
 mod record_oversize;
 mod system_conformance;
 mod topology_flows;
+mod trigger_sink;

@@ -5,6 +5,7 @@
 //! values are worked out by hand below; a figure without one, or one a
 //! sink leaves out, fails here by name.
 use crate::common;
+use crate::trigger_sink;
 
 use std::collections::BTreeSet;
 
@@ -36,6 +37,7 @@ fn sample(second: bool) -> Sample {
                 start_time_ns: 1,
                 voluntary: 100 + 30 * k,
                 involuntary: 5 + 10 * k,
+                migrations: Some(20 + 8 * k),
                 ..Default::default()
             },
             ThreadSample {
@@ -44,6 +46,7 @@ fn sample(second: bool) -> Sample {
                 start_time_ns: 1,
                 voluntary: 50 - 10 * k,
                 involuntary: 3,
+                migrations: Some(2),
                 ..Default::default()
             },
         ]
@@ -65,8 +68,8 @@ fn sample(second: bool) -> Sample {
     sys.cpu_pressure = Some(Box::new(Pressure {
         some_avg10: 12.5,
         some_total_us: 1_000 + 100_000 * k,
-        full_avg10: None,
-        full_total_us: None,
+        full_avg10: Some(2.5),
+        full_total_us: Some(400 + 20_000 * k),
     }));
     s
 }
@@ -91,6 +94,13 @@ fn wanted(key: &str) -> Want {
         "wake_pairs_lost" => N(6.0),
         "counter_anomalies" => N(1.0),
         "psi_cpu_some_avg10" => N(12.5),
+        // 100,000 µs stalled in 2 s
+        "psi_cpu_some_pct" => N(5.0),
+        // the kernel's cumulative stall totals, µs
+        "psi_cpu_some_us" => N(101_000.0),
+        "psi_cpu_full_us" => N(20_400.0),
+        // thread 7 moved 8 times in 2 s, thread 8 not at all
+        "migrations_per_s" => N(4.0),
         other => panic!("system figure {other} has no expected value here: add one"),
     }
 }
@@ -111,7 +121,12 @@ fn every_figure_reads_its_value_and_reaches_a_sink() {
         sample: Some(&b),
     };
     for fig in &SYSTEM_FIGURES {
-        let sinks = [fig.header.is_some(), fig.field.is_some(), fig.om.is_some()];
+        let sinks = [
+            fig.header.is_some(),
+            fig.field.is_some(),
+            fig.om.is_some(),
+            fig.trigger,
+        ];
         assert!(sinks.contains(&true), "{} reaches no sink", fig.key);
         match (wanted(fig.key), fig.value(&row)) {
             (Want::Triple(w), Value::Floats(v)) => assert_eq!(v, &w[..], "{}", fig.key),
@@ -217,19 +232,56 @@ fn metrics_have_every_family_with_its_help() {
         parse_openmetrics(&for_crate_parser(&om)).unwrap_or_else(|e| panic!("{e:?}\n{om}"));
     for fig in &SYSTEM_FIGURES {
         let Some(spec) = fig.om else { continue };
+        let name = if spec.seconds {
+            format!("{}_seconds", spec.family)
+        } else {
+            spec.family.to_string()
+        };
         let fam = parsed
             .families
-            .get(spec.family)
-            .unwrap_or_else(|| panic!("{} ({}) missing\n{om}", spec.family, fig.key));
-        let help = format!("# HELP {} {}", spec.family, spec.help);
-        assert!(om.lines().any(|l| l == help), "{}: help\n{om}", spec.family);
-        let s = fam.iter_samples().next().unwrap();
+            .get(&name)
+            .unwrap_or_else(|| panic!("{name} ({}) missing\n{om}", fig.key));
+        let help = format!("# HELP {name} {}", spec.help);
+        assert!(om.lines().any(|l| l == help), "{name}: help\n{om}");
+        // the figure's series: the one with its labels
+        let s = fam
+            .iter_samples()
+            .find(|s| {
+                let Ok(l) = s.get_labelset() else {
+                    return false;
+                };
+                spec.labels
+                    .iter()
+                    .all(|&(k, v)| l.get_label_value(k) == Some(v))
+            })
+            .unwrap_or_else(|| panic!("{} has no series {:?}\n{om}", spec.family, spec.labels));
         let OpenMetricsValue::Counter(c) = &s.value else {
             panic!("{}: {:?}", spec.family, s.value)
         };
         let Want::N(w) = wanted(fig.key) else {
             panic!("{}: a family of a non-number", fig.key)
         };
-        close(c.value.as_f64(), w, spec.family);
+        // in seconds where the family is
+        close(c.value.as_f64(), w / spec.per, fig.key);
+    }
+}
+
+#[test]
+fn every_trigger_figure_fires_with_its_value() {
+    use schedtop::model::trigger::parse;
+    use schedtop::model::trigger_eval::{evaluate, Figures, Verdict};
+    let d = derive(Some(&sample(false)), &sample(true), 1.0);
+    let flagged: Vec<_> = SYSTEM_FIGURES.iter().filter(|f| f.trigger).collect();
+    assert!(!flagged.is_empty());
+    for fig in flagged {
+        let Want::N(w) = wanted(fig.key) else {
+            panic!("{}: a trigger on a non-number", fig.key)
+        };
+        let (cond, fired_with) = trigger_sink::threshold(fig.key, fig.unit, w);
+        let t = parse(&format!("system:{cond}")).unwrap_or_else(|e| panic!("{e}"));
+        let Verdict::Holds(hits) = evaluate(&t, &Figures::rows(&d)) else {
+            panic!("system:{cond} does not fire")
+        };
+        close(hits[0].value, fired_with, fig.key);
     }
 }

@@ -8,7 +8,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use crate::model::cpus::CpuView;
+use crate::model::cpu_metrics::{self, CpuRow};
+use crate::model::cpus::{CpuHistory, CpuView};
 use crate::model::findings::{Finding, Severity};
 use crate::ui::app::{AppState, View};
 use crate::ui::compare_ui::CompareUi;
@@ -44,9 +45,16 @@ fn cpu_lines(c: &CompareUi) -> Vec<Line<'static>> {
         "CPU", "BUSY% before after chg", "SW/s before after chg", "MIGRin/s before after chg"
     );
     let mut out = vec![Line::styled(head, theme::table_header())];
+    // the interval's figures only: no run-queue history here
+    let no_history = CpuHistory::default();
     for fa in &a.cpus {
         let fb = b.cpus.iter().find(|x| x.cpu == fa.cpu);
-        let trio = |g: fn(&crate::model::cpus::CpuFigures) -> Option<f64>, f: fn(f64) -> String| {
+        // each figure through its descriptor (model/cpu_metrics.rs)
+        let trio = |key: &str, f: fn(f64) -> String| {
+            let fig = cpu_metrics::by_key(key);
+            let g = |c: &crate::model::cpus::CpuFigures| {
+                fig?.value(&CpuRow::of_figures(c, &no_history)).number()
+            };
             let (vb, va) = (fb.and_then(g), g(fa));
             format!(
                 "{:>7} {:>7} {:>7}",
@@ -58,9 +66,9 @@ fn cpu_lines(c: &CompareUi) -> Vec<Line<'static>> {
         out.push(Line::raw(format!(
             "cpu{:<3} {}   {}   {}",
             fa.cpu,
-            trio(|x| x.busy_pct, format::percent),
-            trio(|x| x.switches_s, format::rate),
-            trio(|x| x.migr_in_s, format::rate),
+            trio("busy_pct", format::percent),
+            trio("switches_per_s", format::rate),
+            trio("migrations_in_per_s", format::rate),
         )));
     }
     out

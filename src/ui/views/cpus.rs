@@ -11,7 +11,8 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use crate::model::cpu_metrics::{self, Cell, CpuRow};
-use crate::model::cpus::{self, CpuFigures, CpuHistory, CpuView, NodeSummary};
+use crate::model::cpu_nodes::{self, NodeSummary};
+use crate::model::cpus::{self, CpuFigures, CpuHistory, CpuView};
 use crate::model::metrics::Value;
 use crate::ui::app::AppState;
 use crate::ui::format;
@@ -335,7 +336,7 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     };
     let w = usize::from(area.width);
     let h = usize::from(area.height);
-    let sums = cpus::node_summaries(view, &app.cpu_history);
+    let sums = cpu_nodes::node_summaries(view, &app.cpu_history);
     let head = Line::styled(format::truncate(&list_head(), w), theme::table_header());
     let body = list_body(app, view, &sums, w);
     let mut lines = Vec::new();
