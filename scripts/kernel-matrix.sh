@@ -147,15 +147,19 @@ fi
 
 failed=0
 rows=()
-runs=("${suites[@]}")
+# SCHEDTOP_MATRIX_ONLY=4-node boots the 4-node guest alone
+runs=()
 for suite in "${suites[@]}"; do
-    [ "$suite" = "$four_node" ] && [ -z "$only" ] && runs+=("$suite/4n")
+    [[ $only == *4-node* ]] || runs+=("$suite")
+    if [ "$suite" = "$four_node" ] && { [ -z "$only" ] || [[ $only == *4-node* ]]; }; then
+        runs+=("$suite/4n")
+    fi
 done
 for run in "${runs[@]}"; do
     suite=${run%/4n}
     # a 4-node guest (8 vCPUs, 2 a node) runs only the checks named 4-node
     geometry=(2 4)
-    [ "$run" = "$suite" ] || geometry=(4 8 4-node)
+    [ "$run" = "$suite" ] || geometry=(4 8 "${only:-4-node}")
     log=$out/${run/\//-}.log
     start=$SECONDS
     if ! kernel=$(scripts/matrix/fetch-kernel.sh "$suite" $refresh); then
