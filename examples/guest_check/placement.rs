@@ -137,6 +137,22 @@ fn run_delay(pid: u32, tid: u32) -> Result<u64, String> {
         .ok_or_else(|| format!("cannot parse {p}"))
 }
 
+/// Allow thread `tid` on `cpus`.
+fn set_cpus(tid: u32, cpus: &[u32]) -> Result<(), String> {
+    // SAFETY: cpu_set_t is plain data; sched_setaffinity only reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c as usize, &mut set);
+        }
+        if libc::sched_setaffinity(tid as libc::pid_t, std::mem::size_of_val(&set), &set) != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(format!("sched_setaffinity({tid}, {cpus:?}): {e}"));
+        }
+    }
+    Ok(())
+}
+
 struct Child(std::process::Child);
 
 impl Drop for Child {
@@ -194,7 +210,14 @@ pub fn wakeup_placement(src: &mut LiveSource) -> Outcome {
     // under TCG the victim is now and then left on a far node for a whole
     // window (see the misses' moves): up to three windows, each reported
     let mut misses = Vec::new();
+    let all: Vec<u32> = topo.cpus.iter().map(|c| c.cpu).collect();
     for round in 1..=3 {
+        // start each window with the victim on the waker's CPU (an
+        // affinity move, then every CPU allowed again): from there only
+        // the balancer takes it away, never its wakeups
+        set_cpus(victim, &[waker_cpu])?;
+        set_cpus(victim, &all)?;
+        std::thread::sleep(Duration::from_millis(200));
         match window(src, &topo, &node0, pid, victim) {
             Ok(line) => return Ok(format!("window {round}: {line}; misses: {misses:?}")),
             Err(e) => misses.push(e),
