@@ -40,6 +40,14 @@ boot_timeout=${SCHEDTOP_MATRIX_TIMEOUT:-300}
 repeat=${SCHEDTOP_MATRIX_REPEAT:-1}
 only=${SCHEDTOP_MATRIX_ONLY:-}
 loglevel=${SCHEDTOP_MATRIX_LOGLEVEL:-3}
+# which suites also boot as the 4-node guest (a list; "none": no 4-node
+# boot). One by default: what the two checks test (the balancer's
+# cross-node moves, the wakeup path's LLC-only search) is the same code on
+# the three kernels, and each 4-node boot adds about a minute (56-82 s
+# measured on a loaded 2-core host, where a 2-node boot took 151-172 s)
+four_node=${SCHEDTOP_MATRIX_FOUR_NODE:-trixie}
+# SCHEDTOP_MATRIX_IRQ_TIME=1: the checks with the interrupt-time probes on
+irq_time=${SCHEDTOP_MATRIX_IRQ_TIME:-}
 
 out=target/matrix
 mkdir -p "$out"
@@ -82,9 +90,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# boot KERNEL LOG NODES CPUS: one guest, its console into LOG
+# boot KERNEL LOG NODES CPUS [ONLY]: one guest, its console into LOG
 boot() {
-    local kernel=$1 log=$2 nodes=$3 cpus=$4 numa=() n
+    local kernel=$1 log=$2 nodes=$3 cpus=$4 only=${5:-$only} numa=() n
     local per_cpu=$((cpus / nodes)) per_mem=$((2048 / nodes))
     for ((n = 0; n < nodes; n++)); do
         numa+=(-object "memory-backend-ram,id=m$n,size=${per_mem}M"
@@ -105,7 +113,7 @@ boot() {
         qemu-system-x86_64 -accel "tcg,thread=${SCHEDTOP_MATRIX_TCG_THREAD:-single}" -cpu Skylake-Client \
         -smp "$cpus" -m 2048 "${numa[@]}" -nographic -no-reboot -pidfile "$out/qemu.pid" \
         -kernel "$kernel" -initrd "$out/initrd.gz" \
-        -append "console=ttyS0 panic=-1 softlockup_panic=1 softlockup_all_cpu_backtrace=1 loglevel=$loglevel psi=1 schedtop.mode=$mode schedtop.repeat=$repeat${only:+ schedtop.only=$only}" \
+        -append "console=ttyS0 panic=-1 softlockup_panic=1 softlockup_all_cpu_backtrace=1 loglevel=$loglevel psi=1 schedtop.mode=$mode schedtop.repeat=$repeat${only:+ schedtop.only=$only}${irq_time:+ schedtop.irq_time=$irq_time}" \
         </dev/null >"$log" 2>&1 &
     qemu_pid=$!
     local rc=0
@@ -139,16 +147,28 @@ fi
 
 failed=0
 rows=()
+# SCHEDTOP_MATRIX_ONLY=4-node boots the 4-node guest alone
+runs=()
 for suite in "${suites[@]}"; do
-    log=$out/$suite.log
+    [[ $only == *4-node* ]] || runs+=("$suite")
+    if [[ " $four_node " == *" $suite "* ]] && { [ -z "$only" ] || [[ $only == *4-node* ]]; }; then
+        runs+=("$suite/4n")
+    fi
+done
+for run in "${runs[@]}"; do
+    suite=${run%/4n}
+    # a 4-node guest (8 vCPUs, 2 a node) runs only the checks named 4-node
+    geometry=(2 4)
+    [ "$run" = "$suite" ] || geometry=(4 8 "${only:-4-node}")
+    log=$out/${run/\//-}.log
     start=$SECONDS
     if ! kernel=$(scripts/matrix/fetch-kernel.sh "$suite" $refresh); then
-        rows+=("$suite|-|-|-|-|-|-|FAIL (fetch)")
+        rows+=("$run|-|-|-|-|-|-|FAIL (fetch)")
         failed=1
         continue
     fi
     rc=0
-    boot "$kernel" "$log" 2 4 || rc=$?
+    boot "$kernel" "$log" "${geometry[@]}" || rc=$?
     # The emulator's text_poke faults (see boot()): an int3 the kernel never
     # left there, or a soft lockup while text_poke waits for the other
     # vCPUs. Not the kernel or schedtop (the same boot passes on a rerun):
@@ -161,13 +181,13 @@ for suite in "${suites[@]}"; do
         grep -m3 -E 'Oops: int3|soft lockup|RIP:' "$log" >&2 || true
         retried=" (retried: TCG text_poke fault)"
         rc=0
-        boot "$kernel" "$log" 2 4 || rc=$?
+        boot "$kernel" "$log" "${geometry[@]}" || rc=$?
     fi
     secs=$((SECONDS - start))
     release=$(sed -n 's/.*=== guest: \([^,]*\),.*/\1/p' "$log" | head -1)
     # the Debian package version says which upstream release it is
     version=$(cut -d_ -f2 "$(dirname "$kernel")/package" 2>/dev/null || echo "?")
-    echo "----- $suite (${release:-no boot}) -----"
+    echo "----- $run (${release:-no boot}) -----"
     sed -n '/^=== begin doctor$/,/^=== end doctor$/p' "$log" | sed '1d;$d'
     grep -E '^(PASS|FAIL|RESULT) ' "$log" || true
     source=$(sed -n 's/^[A-Z]* source: source=\([a-z]*\).*/\1/p' "$log" | head -1)
@@ -182,11 +202,11 @@ for suite in "${suites[@]}"; do
         grep -q 'soft lockup' "$log" && verdict="FAIL (soft lockup: $(grep -m1 -o 'soft lockup.*' "$log"))"
         grep -q '^=== guest_check exit' "$log" || { echo "guest console (last lines):"; tail -15 "$log"; }
     fi
-    rows+=("$suite|${release:-?}|$version|${source:-?}|$pass|$fail|$secs|$verdict")
+    rows+=("$run|${release:-?}|$version|${source:-?}|$pass|$fail|$secs|$verdict")
 done
 
 echo
-fmt='%-9s %-27s %-13s %-7s %4s %4s %4s  %s\n'
+fmt='%-10s %-27s %-13s %-7s %4s %4s %4s  %s\n'
 printf "$fmt" suite kernel package source pass fail secs result
 for r in "${rows[@]}"; do
     IFS='|' read -r s k ver src p f t v <<<"$r"

@@ -6,13 +6,15 @@
 //! Usage: guest_check [--schedtop PATH] [--only NAME]   (as root, in the guest;
 //! --only runs the checks whose name contains NAME, e.g. on the host)
 //! Its own workloads: guest_check workload ... / numa-workload SECS /
-//! wait-workload SECS
+//! wait-workload SECS / churn-workload N SECS / placement-workload CPU CPU
 mod cgroup_v2;
 mod checks;
+mod churn;
 mod kernel;
 #[path = "../../tests/common/perfetto.rs"]
 #[allow(dead_code)]
 mod perfetto;
+mod placement;
 #[path = "../../tests/common/spin_sleep.rs"]
 mod spin_sleep;
 mod trace;
@@ -84,6 +86,8 @@ fn main() {
         Some("workload") => workload::child_main(&args[1..]),
         Some("numa-workload") => return workload::numa_main(&args[1..]),
         Some("wait-workload") => return wait_oracle::workload_main(&args[1..]),
+        Some("churn-workload") => return churn::workload_main(&args[1..]),
+        Some("placement-workload") => placement::workload_main(&args[1..]),
         _ => {}
     }
     let value = |flag: &str| {
@@ -130,6 +134,16 @@ fn main() {
     for k in [1, 3] {
         report.run(&format!("run-queue length K={k}"), || {
             checks::runqueue(&mut src, last_cpu, k)
+        });
+    }
+    // the 4-node guest's checks (scripts/kernel-matrix.sh boots it with
+    // --only 4-node); the 2-node guests have no idle far node to show
+    if src.host().topology.nodes().len() >= 4 {
+        report.run("4-node cross-node churn", || {
+            churn::cross_node_churn(&mut src)
+        });
+        report.run("4-node wakeup placement", || {
+            placement::wakeup_placement(&mut src)
         });
     }
     report.run("migrations", || checks::migrations(&mut src));
