@@ -133,7 +133,7 @@ fn sum_rows(d: &Derived, read: impl Fn(&Row) -> Option<f64>) -> Option<f64> {
     let sum = d
         .threads
         .iter()
-        .filter_map(read)
+        .filter_map(|r| read(r))
         .inspect(|_| any = true)
         .sum::<f64>();
     any.then_some(sum)
@@ -280,11 +280,11 @@ mod tests {
     use crate::model::trigger::parse;
     use crate::model::ThreadAttrs;
 
-    fn row(id: u32, comm: &str, nvcsw_s: f64, wait_slot: usize) -> Row {
+    fn row(id: u32, comm: &str, nvcsw_s: f64, wait_slot: usize) -> std::sync::Arc<Row> {
         let mut octaves = vec![0u64; 28];
         octaves[wait_slot] = 100;
         let wait_hist = Log2Hist::from_octaves(octaves);
-        Row {
+        std::sync::Arc::new(Row {
             key: RowKey::Thread {
                 tid: id,
                 start_time_ns: 0,
@@ -317,7 +317,7 @@ mod tests {
             attrs: ThreadAttrs::default(),
             cgroup: None,
             cgroup_name: None,
-        }
+        })
     }
 
     #[test]
@@ -355,25 +355,31 @@ mod tests {
         );
         // procfs rows carry no histogram: not evaluated, said so
         let mut bare = d.clone();
-        bare.threads.iter_mut().for_each(|r| {
-            r.p99_wait_us = None;
-            r.hists = Default::default();
-        });
+        bare.threads
+            .iter_mut()
+            .map(std::sync::Arc::make_mut)
+            .for_each(|r| {
+                r.p99_wait_us = None;
+                r.hists = Default::default();
+            });
         assert!(matches!(
             evaluate(&t, &Figures::rows(&bare)),
             Verdict::NotEvaluated(_)
         ));
         // BPF rows of threads that never waited: measured, and quiet
         let mut idle = d.clone();
-        idle.threads.iter_mut().for_each(|r| {
-            r.p99_wait_us = None;
-            r.hists = crate::model::row_hists::RowHists::new([
-                None,
-                Some(Log2Hist::from_counts([0; 30])),
-                None,
-                None,
-            ]);
-        });
+        idle.threads
+            .iter_mut()
+            .map(std::sync::Arc::make_mut)
+            .for_each(|r| {
+                r.p99_wait_us = None;
+                r.hists = crate::model::row_hists::RowHists::new([
+                    None,
+                    Some(Log2Hist::from_counts([0; 30])),
+                    None,
+                    None,
+                ]);
+            });
         assert_eq!(evaluate(&t, &Figures::rows(&idle)), Verdict::Quiet);
     }
 

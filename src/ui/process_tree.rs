@@ -7,6 +7,7 @@
 //! changes them, never while drawing).
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::model::interval::{Derived, Row, RowKey};
 
@@ -43,7 +44,7 @@ pub struct Tree {
 
 /// The rows a tree is made of: every process, then the threads of the
 /// processes that have more than one (a single thread is its process).
-pub fn base(d: &Derived) -> Vec<Row> {
+pub fn base(d: &Derived) -> Vec<Arc<Row>> {
     let many: HashSet<u32> = d
         .processes
         .iter()
@@ -58,7 +59,7 @@ pub fn base(d: &Derived) -> Vec<Row> {
 /// The lines of `base` (processes and threads, as `base` makes them):
 /// `matches` is the filter, `cmp` the sort order, `folded` the folded pids.
 pub fn layout(
-    base: &[Row],
+    base: &[Arc<Row>],
     matches: impl Fn(&Row) -> bool,
     cmp: impl Fn(&Row, &Row) -> Ordering,
     folded: &HashSet<u32>,
@@ -97,7 +98,7 @@ pub fn layout(
     }
     // kept: matches, or has a kept descendant (children follow their
     // parent in pre-order, so the reverse sees them first)
-    let own: Vec<bool> = base.iter().map(&matches).collect();
+    let own: Vec<bool> = base.iter().map(|r| matches(r)).collect();
     let mut kept = own.clone();
     let all = preorder(&roots, &kids, base.len());
     for &i in all.iter().rev() {
