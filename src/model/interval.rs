@@ -17,7 +17,7 @@ use crate::model::why::WhyCounts;
 use crate::model::{Log2Hist, Sample, ThreadAttrs, ThreadSample};
 
 use super::row::p99_us;
-pub use super::row::{Row, RowKey};
+pub use super::row::{Row, RowFigures, RowKey};
 
 /// System-wide figures for the header.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -38,6 +38,8 @@ pub struct SystemRates {
 /// idle thread's): no allocation per idle row.
 fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
     let Some(t) = t else { return };
+    // (one copy of the shared unknown figures, then written in place)
+    let row: &mut RowFigures = row;
     row.oncpu_ns = Some(t.oncpu_ns);
     row.wait_ns = Some(t.wait_ns);
     row.migrations = t.migrations;
@@ -87,25 +89,20 @@ fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         exited: false,
         voluntary: 0,
         involuntary: 0,
-        oncpu_ns: None,
-        wait_ns: None,
-        migrations: None,
-        counters: Default::default(),
-        interval_s: 0.0,
-        vcsw_s: OptRate::NONE,
-        nvcsw_s: OptRate::NONE,
-        cpu_pct: OptRate::NONE,
-        avg_slice_ns: OptRate::NONE,
-        p99_slice_us: None,
-        p99_wait_us: None,
-        p99_wakeup_wait_us: None,
-        p99_preempt_wait_us: None,
-        migr_s: OptRate::NONE,
-        hists: Default::default(),
-        why: None,
         attrs: ThreadAttrs::default(),
         cgroup: None,
         cgroup_name: None,
+        figures: super::row::unknown_figures(),
+    }
+}
+
+/// `row`'s figures, shared with an earlier row's of the same interval
+/// where equal (idle threads' rows: one set for all).
+fn share_figures(row: &mut Row, seen: &mut Vec<Arc<RowFigures>>) {
+    match seen.iter().find(|f| ***f == *row.figures) {
+        Some(f) => row.figures = f.clone(),
+        None if seen.len() < 16 => seen.push(row.figures.clone()),
+        None => {}
     }
 }
 
@@ -193,6 +190,7 @@ pub fn derive_reusing(
     let prev_threads: &[ThreadSample] = prev.map_or(&[], |p| &p.threads);
     let mut before = ThreadMatcher::new(prev_threads);
     let mut empties = EmptyIntervals::default();
+    let mut quiet_figures = Vec::new();
     let mut born: BTreeMap<u32, Tally> = BTreeMap::new();
     for t in cur.threads.iter() {
         let at = before.find(t.tid, t.start_time_ns);
@@ -251,6 +249,9 @@ pub fn derive_reusing(
         row.voluntary = t.voluntary;
         row.involuntary = t.involuntary;
         fill(&mut row, totals, dt, &no_why);
+        if is_quiet {
+            share_figures(&mut row, &mut quiet_figures);
+        }
         threads.push(Arc::new(row));
     }
     drop(old_rows);

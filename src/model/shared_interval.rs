@@ -273,15 +273,16 @@ mod tests {
     fn an_idle_threads_row_is_its_fields_and_shares_the_rest() {
         use crate::model::counters::Counters;
         use crate::model::why::WhySample;
-        // paid once per idle thread (shared by the Intervals alive; twice
-        // before rows were shared, the rows on screen and a spare set). 384
-        // bytes before the four histograms went behind one shared pointer
-        // (row_hists.rs: 64 -> 8) and the five rates lost their Option tags
-        // (opt_rate.rs: 80 -> 40), 288; the parent pid for the tree view
-        // made it 296: the interval's figures (~160), who and where the
-        // thread is (125), padding
+        // 384 bytes before the four histograms went behind one shared
+        // pointer (row_hists.rs: 64 -> 8) and the five rates lost their
+        // Option tags (opt_rate.rs: 80 -> 40), 288; the parent pid made it
+        // 296, paid twice per thread (the rows on screen and a spare set).
+        // Now the interval's figures (~150 bytes) sit behind one pointer
+        // that idle rows share: who and where the thread is, 152 bytes.
+        // Rows are shared between Intervals too; still, on a thread's
+        // second interval (first seen, now quiet) both rows are alive
         let size = std::mem::size_of::<crate::model::interval::Row>();
-        assert!(size <= 296, "a row is {size} bytes");
+        assert!(size <= 152, "a row is {size} bytes");
         let why = Arc::new(WhySample::default());
         let idle = |i: u64| Sample {
             mono_ns: i * 1_000_000_000,
@@ -309,6 +310,9 @@ mod tests {
         let again = d.next(idle(2));
         let shared = again.threads.iter().zip(&iv.threads);
         assert_eq!(shared.filter(|(a, b)| Arc::ptr_eq(a, b)).count(), 64);
+        // and within one Interval, every idle row's figures are one set
+        let figures = &iv.threads[0].figures;
+        assert!(iv.threads.iter().all(|r| Arc::ptr_eq(&r.figures, figures)));
         let zero = Counters::zero();
         let shared_why = iv.threads[0].why.clone().unwrap();
         for r in &iv.threads {

@@ -298,25 +298,15 @@ mod tests {
             exited: false,
             voluntary: 0,
             involuntary: 0,
-            oncpu_ns: None,
-            wait_ns: None,
-            migrations: None,
-            counters: Default::default(),
-            interval_s: 0.0,
-            vcsw_s: crate::model::opt_rate::OptRate::NONE,
-            nvcsw_s: crate::model::opt_rate::OptRate::from(Some(nvcsw_s)),
-            cpu_pct: crate::model::opt_rate::OptRate::NONE,
-            avg_slice_ns: crate::model::opt_rate::OptRate::NONE,
-            p99_slice_us: None,
-            p99_wait_us: crate::model::row::p99_us(Some(&wait_hist)),
-            p99_wakeup_wait_us: None,
-            p99_preempt_wait_us: None,
-            migr_s: crate::model::opt_rate::OptRate::NONE,
-            hists: crate::model::row_hists::RowHists::new([None, Some(wait_hist), None, None]),
-            why: None,
             attrs: ThreadAttrs::default(),
             cgroup: None,
             cgroup_name: None,
+            figures: std::sync::Arc::new(crate::model::interval::RowFigures {
+                nvcsw_s: crate::model::opt_rate::OptRate::from(Some(nvcsw_s)),
+                p99_wait_us: crate::model::row::p99_us(Some(&wait_hist)),
+                hists: crate::model::row_hists::RowHists::new([None, Some(wait_hist), None, None]),
+                ..Default::default()
+            }),
         })
     }
 
