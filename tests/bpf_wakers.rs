@@ -93,7 +93,10 @@ fn chain_a_is_woken_by_b_and_b_by_c() {
             .threads
             .iter()
             .find(|r| matches!(r.key, RowKey::Thread { tid: t, .. } if t == tid));
-        serde_json::to_value(ThreadRecord(row.expect("row").clone())).unwrap()
+        serde_json::to_value(ThreadRecord(schedtop::model::interval::Row::clone(
+            row.expect("row"),
+        )))
+        .unwrap()
     };
     let (ja, jb) = (json(a), json(b));
     assert_eq!(ja["woken_by"][0]["tid"], b, "{}", ja["woken_by"]);

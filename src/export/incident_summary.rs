@@ -5,6 +5,7 @@
 //! schedtop version, host and kernel. Names are the threads' own (hostile):
 //! the text escapes them, JSON quotes them.
 use serde_json::json;
+use std::sync::Arc;
 
 use super::screenshot::visible;
 use crate::model::findings::Finding;
@@ -46,7 +47,7 @@ fn ranking(figure: Option<Figure>) -> Figure {
 }
 
 /// The TOP rows with the highest `figure`.
-pub fn top_rows(rows: &[Row], figure: Figure) -> Vec<Hit> {
+pub fn top_rows(rows: &[Arc<Row>], figure: Figure) -> Vec<Hit> {
     let mut v: Vec<Hit> = rows
         .iter()
         .filter_map(|r| {

@@ -162,7 +162,11 @@ pub fn interval_record(host: &HostInfo, prev: Option<&Sample>, cur: &Sample) -> 
 pub fn record_of(host: &HostInfo, iv: &Interval) -> IntervalRecord {
     let (cur, d) = (&*iv.sample, &iv.derived);
     let dt = d.system.interval_s;
-    let threads = d.threads.iter().cloned().map(ThreadRecord).collect();
+    let threads = d
+        .threads
+        .iter()
+        .map(|r| ThreadRecord(Row::clone(r)))
+        .collect();
     let cgroups = d.cgroups.iter().cloned().map(CgroupRecord).collect();
     let cpus = iv
         .cpu_intervals

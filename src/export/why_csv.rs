@@ -61,7 +61,7 @@ mod tests {
             .into(),
             ..Default::default()
         };
-        let mut r = crate::model::interval::derive(None, &s, 1.0).threads[0].clone();
+        let mut r = Row::clone(&crate::model::interval::derive(None, &s, 1.0).threads[0]);
         r.why = why.map(Into::into);
         r
     }

@@ -141,7 +141,10 @@ mod tests {
             ..Default::default()
         };
         let d = derive(Some(&before), &after, 1.0);
-        let v = serde_json::to_value(ThreadRecord(d.threads[0].clone())).unwrap();
+        let v = serde_json::to_value(ThreadRecord(crate::model::interval::Row::clone(
+            &d.threads[0],
+        )))
+        .unwrap();
         assert_eq!(
             v["migrations_by_cause"],
             serde_json::json!({"wakeup": 1, "load_balance": 2, "numa_balance": 0, "affinity": 0, "other": 1})
@@ -175,7 +178,7 @@ mod tests {
         // the victim's process: woken by the bully's process, the irqs
         // summed the same way
         let p = d.processes.iter().find(|p| p.pid == 10).unwrap();
-        let v = serde_json::to_value(ThreadRecord(p.clone())).unwrap();
+        let v = serde_json::to_value(ThreadRecord(crate::model::interval::Row::clone(p))).unwrap();
         assert_eq!(
             v["woken_by"],
             serde_json::json!([{"tid": 0, "comm": "bully", "pid": 11, "count": 25}])
@@ -184,7 +187,7 @@ mod tests {
         assert_eq!(v["woken_by_irq"]["hardirq"], 6);
         assert_eq!(v["wakeups"], 40);
         // a source without the figures: null, not zeros
-        let mut plain = d.threads[0].clone();
+        let mut plain = crate::model::interval::Row::clone(&d.threads[0]);
         plain.why = None;
         let v = serde_json::to_value(ThreadRecord(plain)).unwrap();
         assert!(v["blocked_on"].is_null() && v["preempted_by"].is_null());

@@ -9,6 +9,7 @@
 //! cgroups by path, CPUs by number; `Pin`s pair two processes by hand.
 //! What matches nothing is kept as only-before / only-after.
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 pub use super::compare_figures::{Better, Figure, Figures, FIGURES};
 use super::interval::{derive, Row};
@@ -240,7 +241,10 @@ impl Derived {
         let dt = d.system.interval_s;
         let mut threads: HashMap<u32, Vec<Row>> = HashMap::new();
         for t in d.threads {
-            threads.entry(t.pid).or_default().push(t);
+            threads
+                .entry(t.pid)
+                .or_default()
+                .push(Arc::unwrap_or_clone(t));
         }
         for list in threads.values_mut() {
             list.sort_by_key(|t| t.id);
@@ -259,7 +263,7 @@ impl Derived {
             })
             .collect();
         Derived {
-            processes: d.processes,
+            processes: d.processes.into_iter().map(Arc::unwrap_or_clone).collect(),
             threads,
             cgroups: d.cgroups,
             cpus,

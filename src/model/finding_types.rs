@@ -250,6 +250,7 @@ impl IntervalFacts<'_> {
         self.derived
             .threads
             .iter()
+            .map(|r| &**r)
             .filter(|r| r.oncpu_ns.is_some() && self.scope.thread(r))
     }
 

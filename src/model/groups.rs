@@ -64,8 +64,8 @@ pub fn holds(key: RowKey, s: &super::Sample, t: &super::ThreadSample) -> bool {
 /// row (named by the shape, with its thread count); a thread alone in its
 /// group stays its own row, as do the threads of a group listed in
 /// `expanded`. Groups come in process, then name order.
-pub fn thread_groups(threads: &[Row], expanded: &[RowKey]) -> Vec<Row> {
-    let mut groups: BTreeMap<(u32, String), Vec<&Row>> = BTreeMap::new();
+pub fn thread_groups(threads: &[Arc<Row>], expanded: &[RowKey]) -> Vec<Arc<Row>> {
+    let mut groups: BTreeMap<(u32, String), Vec<&Arc<Row>>> = BTreeMap::new();
     for t in threads {
         groups
             .entry((t.pid, name_shape(&t.comm)))
@@ -82,20 +82,21 @@ pub fn thread_groups(threads: &[Row], expanded: &[RowKey]) -> Vec<Row> {
             out.extend(members.into_iter().cloned());
             continue;
         }
+        let members: Vec<&Row> = members.into_iter().map(|r| &**r).collect();
         let mut r = sum_rows(key, &members);
         r.comm = Arc::from(shape.as_str());
-        out.push(r);
+        out.push(Arc::new(r));
     }
     out
 }
 
 /// One row per cgroup: the threads of each cgroup summed (threads whose
 /// cgroup is unknown are left out). Cgroups in path order.
-pub fn cgroup_rows(threads: &[Row]) -> Vec<Row> {
+pub fn cgroup_rows(threads: &[Arc<Row>]) -> Vec<Arc<Row>> {
     let mut groups: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
     for t in threads {
         if let Some(path) = t.cgroup.as_deref() {
-            groups.entry(path).or_default().push(t);
+            groups.entry(path).or_default().push(&**t);
         }
     }
     groups
@@ -115,7 +116,7 @@ pub fn cgroup_rows(threads: &[Row]) -> Vec<Row> {
                 .clone()
                 .unwrap_or_else(|| path.clone());
             r.process_comm = r.comm.clone();
-            r
+            Arc::new(r)
         })
         .collect()
 }

@@ -17,7 +17,7 @@ use crate::model::why::WhyCounts;
 use crate::model::{Log2Hist, Sample, ThreadAttrs, ThreadSample};
 
 use super::row::p99_us;
-pub use super::row::{Row, RowKey};
+pub use super::row::{Row, RowFigures, RowKey};
 
 /// System-wide figures for the header.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -44,6 +44,8 @@ pub struct SystemRates {
 /// idle thread's): no allocation per idle row.
 fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
     let Some(t) = t else { return };
+    // (one copy of the shared unknown figures, then written in place)
+    let row: &mut RowFigures = row;
     row.oncpu_ns = Some(t.oncpu_ns);
     row.wait_ns = Some(t.wait_ns);
     row.migrations = t.migrations;
@@ -94,39 +96,38 @@ pub fn empty_row(key: RowKey, id: u32, pid: u32) -> Row {
         exited: false,
         voluntary: 0,
         involuntary: 0,
-        oncpu_ns: None,
-        wait_ns: None,
-        migrations: None,
-        counters: Default::default(),
-        interval_s: 0.0,
-        vcsw_s: OptRate::NONE,
-        nvcsw_s: OptRate::NONE,
-        cpu_pct: OptRate::NONE,
-        avg_slice_ns: OptRate::NONE,
-        p99_slice_us: None,
-        p99_wait_us: None,
-        p99_wakeup_wait_us: None,
-        p99_preempt_wait_us: None,
-        migr_s: OptRate::NONE,
-        hists: Default::default(),
-        why: None,
         attrs: ThreadAttrs::default(),
         cgroup: None,
         cgroup_name: None,
+        figures: super::row::unknown_figures(),
+    }
+}
+
+/// `row`'s figures, shared with an earlier row's of the same interval
+/// where equal (idle threads' rows: one set for all).
+fn share_figures(row: &mut Row, seen: &mut Vec<Arc<RowFigures>>) {
+    match seen.iter().find(|f| ***f == *row.figures) {
+        Some(f) => row.figures = f.clone(),
+        None if seen.len() < 16 => seen.push(row.figures.clone()),
+        None => {}
     }
 }
 
 /// Everything the tables need from one Sample and its predecessor.
 #[derive(Clone, Debug, Default)]
 pub struct Derived {
-    pub threads: Vec<Row>,
-    pub processes: Vec<Row>,
+    /// one row per thread of the Sample, in its order; an idle thread's
+    /// row is shared with the Intervals before (read only: `Arc::make_mut`
+    /// to change one)
+    pub threads: Vec<Arc<Row>>,
+    pub processes: Vec<Arc<Row>>,
     pub system: SystemRates,
     /// one row per cgroup of the Sample, in its order
     pub cgroups: Vec<CgroupRow>,
     /// per thread row: its interval was quiet (nothing counted, and a
     /// non-zero interval length), so the row holds nothing but the
-    /// thread's own fields and zeros (`reusable`)
+    /// thread's own fields and zeros (`reusable`), and the next interval
+    /// may share it
     pub quiet: Vec<bool>,
     /// per process (by pid): what its threads added since the previous
     /// Sample, a thread seen for the first time with its whole history
@@ -140,9 +141,14 @@ pub fn derive(prev: Option<&Sample>, cur: &Sample, nominal_s: f64) -> Derived {
     derive_reusing(prev, cur, nominal_s, Derived::default())
 }
 
-/// `derive`, building the rows in `spare`'s storage (the previous
-/// interval's, no longer needed): at 10,000 threads a fresh row list is
-/// megabytes the kernel must fault in and zero again every interval.
+/// `derive`, sharing the rows of `spare` (the interval before's, whose
+/// rows are those of `prev`'s threads, in its order) where a thread was
+/// quiet then and is quiet again: its row is the same one, by pointer.
+/// Two Intervals alive at once (the one on screen and the one being
+/// derived) then cost one row per idle thread, not two, and an idle
+/// thread's row is neither rebuilt nor dropped (at 50,000 threads that was
+/// a fifth of the live view's work) — also when threads start or end,
+/// which moved every row before.
 pub fn derive_reusing(
     prev: Option<&Sample>,
     cur: &Sample,
@@ -151,20 +157,17 @@ pub fn derive_reusing(
 ) -> Derived {
     super::derivation_count::count();
     let dt = prev.map_or(nominal_s, |p| elapsed_s(p, cur));
-    let mut threads = spare.threads;
-    // The previous interval's rows stay in place where the Samples list
-    // the same number of threads (most intervals: nothing started or
-    // ended) and a row's thread was quiet then and is now: rebuilding
-    // 50,000 idle threads' rows, and dropping the old ones, was a fifth of
-    // the live view's work.
     let n = cur.threads.len();
-    let in_place = dt > 0.0 && spare.quiet.len() == n && threads.len() == n;
-    let was_quiet = if in_place { spare.quiet } else { Vec::new() };
-    if !in_place {
-        threads.clear();
-        threads.reserve(cur.threads.len());
-    }
-    let mut quiet = Vec::with_capacity(cur.threads.len());
+    // the rows before, by the previous Sample's thread positions (a spare
+    // made for another Sample fails `reusable`'s key check, row by row)
+    let (old_rows, was_quiet) = match prev {
+        Some(p) if dt > 0.0 && spare.threads.len() == p.threads.len() => {
+            (spare.threads, spare.quiet)
+        }
+        _ => Default::default(),
+    };
+    let mut threads = Vec::with_capacity(n);
+    let mut quiet = Vec::with_capacity(n);
     let mut processes = spare.processes;
     processes.clear();
     let mut procs: BTreeMap<u32, (Row, Option<Tally>)> = BTreeMap::new();
@@ -191,20 +194,28 @@ pub fn derive_reusing(
     // (not `each_interval`: its (thread, interval) pairs, ~300 bytes, were
     // copied through two iterator adapters per thread, 7 % of the live
     // view at 50,000 threads)
-    let mut before = ThreadMatcher::new(prev.map_or(&[], |p| &p.threads));
+    let prev_threads: &[ThreadSample] = prev.map_or(&[], |p| &p.threads);
+    let mut before = ThreadMatcher::new(prev_threads);
     let mut empties = EmptyIntervals::default();
+    let mut quiet_figures = Vec::new();
     let mut born: BTreeMap<u32, Tally> = BTreeMap::new();
-    for (j, t) in cur.threads.iter().enumerate() {
-        let p = before.get(t);
+    for t in cur.threads.iter() {
+        let at = before.find(t.tid, t.start_time_ns);
+        let p = at.map(|i| &prev_threads[i]);
+        // the thread's row before, if its interval was quiet then
+        let old = at
+            .filter(|&i| was_quiet.get(i) == Some(&true))
+            .and_then(|i| old_rows.get(i))
+            .filter(|r| reusable(r, t, &paths));
         // idle since the previous Sample, and its row kept the interval
         // before: the row stays, its interval is the empty one of its shape
-        if in_place && was_quiet[j] {
+        if let Some(old) = old {
             let idle = p.filter(|p| idle_since(p, t));
-            let kept = idle.filter(|_| reusable(&threads[j], t, &paths));
-            if let Some((iv, tt)) = kept.and_then(|p| empties.of(t, p)) {
+            if let Some((iv, tt)) = idle.and_then(|p| empties.of(t, p)) {
                 cgroups.add(t.cgroup, Some(iv));
                 quiet.push(true);
                 add_to_process(&mut procs, t, Some(tt), &paths, &names);
+                threads.push(old.clone());
                 continue;
             }
         }
@@ -217,14 +228,14 @@ pub fn derive_reusing(
         system.counter_anomalies += iv.as_ref().map_or(0, |i| u64::from(i.anomalies));
         let is_quiet = dt > 0.0 && iv.as_ref().is_some_and(quiet_interval);
         quiet.push(is_quiet);
-        let keep = is_quiet && in_place && was_quiet[j] && reusable(&threads[j], t, &paths);
         let totals = iv.map(Tally::of);
         add_to_process(&mut procs, t, totals.as_ref(), &paths, &names);
         if let Some(tt) = &totals {
             system.voluntary_s += ThreadInterval::per_s(tt.voluntary, dt);
             system.involuntary_s += ThreadInterval::per_s(tt.involuntary, dt);
         }
-        if keep {
+        if let Some(old) = old.filter(|_| is_quiet) {
+            threads.push(old.clone());
             continue;
         }
         let mut row = empty_row(
@@ -245,12 +256,12 @@ pub fn derive_reusing(
         row.voluntary = t.voluntary;
         row.involuntary = t.involuntary;
         fill(&mut row, totals, dt, &no_why);
-        if in_place {
-            threads[j] = row;
-        } else {
-            threads.push(row);
+        if is_quiet {
+            share_figures(&mut row, &mut quiet_figures);
         }
+        threads.push(Arc::new(row));
     }
+    drop(old_rows);
     let mut increments = spare.increments;
     increments.clear();
     processes.extend(procs.into_iter().map(|(pid, (mut r, t))| {
@@ -260,7 +271,7 @@ pub fn derive_reusing(
         }
         increments.push((pid, inc));
         fill(&mut r, t, dt, &no_why);
-        r
+        Arc::new(r)
     }));
     crate::model::why_resolve::preemptors(cur, &mut threads, &mut processes);
     system.migrations_s = threads

@@ -5,7 +5,7 @@
 //! batch JSON and CSV, the exporter, triggers, bundles). A sink that needs
 //! a figure of the interval reads it here; none derives its own.
 //! `derivations()` (derivation_count.rs) counts every one of the process.
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::cpus::{self, CpuView};
 pub use super::derivation_count::derivations;
@@ -40,8 +40,6 @@ pub struct Interval {
     pub pressure_pct: Option<f64>,
     /// the same for `full` (None before Linux 5.13, or without PSI)
     pub pressure_full_pct: Option<f64>,
-    /// where its rows go when the last sink lets go of it (its Deriver's)
-    recycle: Option<Recycle>,
 }
 
 impl Interval {
@@ -58,37 +56,18 @@ impl std::ops::Deref for Interval {
     }
 }
 
-/// The rows of an Interval no sink holds any more, kept for the next
-/// derivation of the same Deriver. One set at most: with the set on
-/// screen, two are alive.
-type Recycle = Arc<Mutex<Option<Derived>>>;
-
-impl Drop for Interval {
-    fn drop(&mut self) {
-        let Some(slot) = self.recycle.take() else {
-            return;
-        };
-        let rows = std::mem::take(&mut self.derived);
-        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
-        if slot.is_none() {
-            *slot = Some(rows);
-        }
-        // else: dropped here (a sink that held two Intervals at once)
-    }
-}
-
-/// Derives each Sample's Interval from the one before. The rows of an
-/// Interval no sink holds any more are the next one's storage (at 50,000
-/// threads a fresh row list is megabytes to fault in, and idle threads'
-/// rows stay in place): its last holder leaves them in `spare` (the live
-/// view's, on its thread), and nothing else of it is kept. Alive at once:
-/// the rows on screen and one spare set, one full thread list.
+/// Derives each Sample's Interval from the one before. The thread rows of
+/// the last Interval are kept (pointers, 9 bytes a thread): the next one
+/// shares the rows of the threads that stayed quiet (interval.rs), so the
+/// rows on screen and the ones being derived are one row per idle thread,
+/// not two full sets (296 bytes a thread each: 28 MB at 100,000 threads).
 #[derive(Debug)]
 pub struct Deriver {
     host: HostInfo,
     /// the newest Sample, the next derivation's start
     last: Option<Arc<Sample>>,
-    spare: Recycle,
+    /// the thread rows (and which were quiet) of the Interval of `last`
+    rows: Derived,
 }
 
 impl Deriver {
@@ -96,7 +75,7 @@ impl Deriver {
         Deriver {
             host,
             last: None,
-            spare: Default::default(),
+            rows: Derived::default(),
         }
     }
 
@@ -113,7 +92,7 @@ impl Deriver {
             .replace(sample.clone())
             .map(|p| without_threads(&p));
         // rows kept for a derivation no one asks for any more
-        drop(self.take_spare());
+        self.rows = Derived::default();
         Arc::new(Interval {
             sample,
             prev,
@@ -124,7 +103,6 @@ impl Deriver {
             findings: Vec::new(),
             pressure_pct: None,
             pressure_full_pct: None,
-            recycle: None,
         })
     }
 
@@ -132,14 +110,14 @@ impl Deriver {
     pub fn next(&mut self, s: impl Into<Arc<Sample>>) -> Arc<Interval> {
         let s = s.into();
         let prev = self.last.replace(s.clone());
-        let spare = self.take_spare().unwrap_or_default();
-        let mut iv = of(&self.host, prev, s, spare);
-        iv.recycle = Some(self.spare.clone());
+        let before = std::mem::take(&mut self.rows);
+        let iv = of(&self.host, prev, s, before);
+        self.rows = Derived {
+            threads: iv.derived.threads.clone(),
+            quiet: iv.derived.quiet.clone(),
+            ..Default::default()
+        };
         Arc::new(iv)
-    }
-
-    fn take_spare(&self) -> Option<Derived> {
-        self.spare.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 }
 
@@ -151,7 +129,8 @@ fn without_threads(s: &Sample) -> Arc<Sample> {
     })
 }
 
-/// The Interval from `prev` to `s`, deriving once (in `spare`'s storage).
+/// The Interval from `prev` to `s`, deriving once (sharing the rows of
+/// `spare`, the Interval of `prev`'s, where they hold).
 pub fn of(host: &HostInfo, prev: Option<Arc<Sample>>, s: Arc<Sample>, spare: Derived) -> Interval {
     let nominal = host.interval_ns as f64 / 1e9;
     let p = prev.as_deref();
@@ -178,7 +157,6 @@ pub fn of(host: &HostInfo, prev: Option<Arc<Sample>>, s: Arc<Sample>, spare: Der
         derived,
         prev: prev.as_deref().map(without_threads),
         sample: s,
-        recycle: None,
     }
 }
 
@@ -237,48 +215,74 @@ mod tests {
     }
 
     #[test]
-    fn the_rows_of_an_interval_no_sink_holds_are_the_next_ones_storage() {
+    fn an_idle_threads_row_is_shared_with_the_interval_before() {
         let mut d = Deriver::new(host());
-        let a = d.next(sample(0, 5));
-        let rows_a = a.threads.as_ptr();
-        // `a` on screen: the next is built elsewhere
-        let b = d.next(sample(1, 5));
-        assert_ne!(b.threads.as_ptr(), rows_a);
-        drop(a);
-        let c = d.next(sample(2, 5));
-        assert_eq!(
-            c.threads.as_ptr(),
-            rows_a,
-            "a's rows, left by its last holder"
+        let with = |i: u64, threads: Vec<ThreadSample>| Sample {
+            mono_ns: i * 1_000_000_000,
+            threads: threads.into(),
+            ..Default::default()
+        };
+        let t = |tid: u32, voluntary: u64| ThreadSample {
+            tid,
+            pid: 7,
+            start_time_ns: u64::from(tid) * 10,
+            voluntary,
+            ..Default::default()
+        };
+        let _a = d.next(with(0, vec![t(7, 5), t(8, 2), t(9, 1)]));
+        // 7 and 8 quiet, 9 switched twice
+        let b = d.next(with(1, vec![t(7, 5), t(8, 2), t(9, 3)]));
+        assert_eq!(b.quiet, [true, true, false]);
+        // `b` on screen: the next Interval shares its quiet rows; a thread
+        // started (9 ended), so every position moved
+        let c = d.next(with(2, vec![t(6, 0), t(7, 5), t(8, 4), t(9, 3)]));
+        assert!(
+            Arc::ptr_eq(&c.threads[1], &b.threads[0]),
+            "7: idle, same row"
         );
-        assert_eq!(c.threads[0].voluntary, 5);
-        assert_eq!(c.threads[0].vcsw_s.get(), Some(0.0));
-        // two let go at once: one set is kept, the other freed
+        assert!(!Arc::ptr_eq(&c.threads[2], &b.threads[1]), "8 switched");
+        assert!(
+            !Arc::ptr_eq(&c.threads[3], &b.threads[2]),
+            "9 was busy in b"
+        );
+        assert_eq!(c.threads[2].voluntary, 4);
+        assert_eq!(c.threads[2].vcsw_s.get(), Some(2.0));
+        assert_eq!(c.threads[3].vcsw_s.get(), Some(0.0));
+        assert_eq!(c.threads[0].vcsw_s.get(), None, "6: first seen");
+        // a shared row reads as a fresh derivation of the same interval
+        let fresh = crate::model::interval::derive(
+            Some(&with(1, vec![t(7, 5), t(8, 2), t(9, 3)])),
+            &with(2, vec![t(6, 0), t(7, 5), t(8, 4), t(9, 3)]),
+            1.0,
+        );
+        for (shared, own) in c.threads.iter().zip(&fresh.threads) {
+            assert_eq!(**shared, **own);
+        }
+        assert_eq!(c.quiet, fresh.quiet);
+        // a sink keeping only Samples lets go of the rows kept
         drop((b, c));
-        assert!(d.take_spare().is_some());
-        assert!(d.take_spare().is_none());
-        // a sink keeping only Samples frees the spare rows
-        let e = d.next(sample(3, 9));
-        drop(e);
-        let f = d.bare(sample(4, 9));
-        assert!(d.take_spare().is_none());
-        assert_eq!(f.prev.as_ref().map(|p| p.mono_ns), Some(3_000_000_000));
+        let e = d.bare(with(3, vec![t(7, 5)]));
+        assert!(d.rows.threads.is_empty());
+        assert_eq!(e.prev.as_ref().map(|p| p.mono_ns), Some(2_000_000_000));
     }
 
-    /// What an idle thread costs in each Interval alive (two: the one on
-    /// screen and the spare): its row and nothing of its own on the heap.
+    /// What an idle thread costs: its row (shared by the Interval on
+    /// screen and the one being derived) and nothing of its own on the
+    /// heap.
     #[test]
     fn an_idle_threads_row_is_its_fields_and_shares_the_rest() {
         use crate::model::counters::Counters;
         use crate::model::why::WhySample;
-        // paid twice per thread (the rows on screen and the spare). 384
-        // bytes before the four histograms went behind one shared pointer
-        // (row_hists.rs: 64 -> 8) and the five rates lost their Option tags
-        // (opt_rate.rs: 80 -> 40), 288; the parent pid for the tree view
-        // made it 296: the interval's figures (~160), who and where the
-        // thread is (125), padding
+        // 384 bytes before the four histograms went behind one shared
+        // pointer (row_hists.rs: 64 -> 8) and the five rates lost their
+        // Option tags (opt_rate.rs: 80 -> 40), 288; the parent pid made it
+        // 296, paid twice per thread (the rows on screen and a spare set).
+        // Now the interval's figures (~150 bytes) sit behind one pointer
+        // that idle rows share: who and where the thread is, 152 bytes.
+        // Rows are shared between Intervals too; still, on a thread's
+        // second interval (first seen, now quiet) both rows are alive
         let size = std::mem::size_of::<crate::model::interval::Row>();
-        assert!(size <= 296, "a row is {size} bytes");
+        assert!(size <= 152, "a row is {size} bytes");
         let why = Arc::new(WhySample::default());
         let idle = |i: u64| Sample {
             mono_ns: i * 1_000_000_000,
@@ -302,6 +306,13 @@ mod tests {
         let mut d = Deriver::new(host());
         let _first = d.next(idle(0));
         let iv = d.next(idle(1));
+        // the next Interval, with `iv` still held: the same rows, by pointer
+        let again = d.next(idle(2));
+        let shared = again.threads.iter().zip(&iv.threads);
+        assert_eq!(shared.filter(|(a, b)| Arc::ptr_eq(a, b)).count(), 64);
+        // and within one Interval, every idle row's figures are one set
+        let figures = &iv.threads[0].figures;
+        assert!(iv.threads.iter().all(|r| Arc::ptr_eq(&r.figures, figures)));
         let zero = Counters::zero();
         let shared_why = iv.threads[0].why.clone().unwrap();
         for r in &iv.threads {

@@ -115,7 +115,7 @@ fn sum_rows(d: &Derived, read: impl Fn(&Row) -> Option<f64>) -> Option<f64> {
     let sum = d
         .threads
         .iter()
-        .filter_map(read)
+        .filter_map(|r| read(r))
         .inspect(|_| any = true)
         .sum::<f64>();
     any.then_some(sum)
@@ -266,11 +266,11 @@ mod tests {
     use crate::model::trigger::parse;
     use crate::model::ThreadAttrs;
 
-    fn row(id: u32, comm: &str, nvcsw_s: f64, wait_slot: usize) -> Row {
+    fn row(id: u32, comm: &str, nvcsw_s: f64, wait_slot: usize) -> std::sync::Arc<Row> {
         let mut octaves = vec![0u64; 28];
         octaves[wait_slot] = 100;
         let wait_hist = Log2Hist::from_octaves(octaves);
-        Row {
+        std::sync::Arc::new(Row {
             key: RowKey::Thread {
                 tid: id,
                 start_time_ns: 0,
@@ -284,26 +284,16 @@ mod tests {
             exited: false,
             voluntary: 0,
             involuntary: 0,
-            oncpu_ns: None,
-            wait_ns: None,
-            migrations: None,
-            counters: Default::default(),
-            interval_s: 0.0,
-            vcsw_s: crate::model::opt_rate::OptRate::NONE,
-            nvcsw_s: crate::model::opt_rate::OptRate::from(Some(nvcsw_s)),
-            cpu_pct: crate::model::opt_rate::OptRate::NONE,
-            avg_slice_ns: crate::model::opt_rate::OptRate::NONE,
-            p99_slice_us: None,
-            p99_wait_us: crate::model::row::p99_us(Some(&wait_hist)),
-            p99_wakeup_wait_us: None,
-            p99_preempt_wait_us: None,
-            migr_s: crate::model::opt_rate::OptRate::NONE,
-            hists: crate::model::row_hists::RowHists::new([None, Some(wait_hist), None, None]),
-            why: None,
             attrs: ThreadAttrs::default(),
             cgroup: None,
             cgroup_name: None,
-        }
+            figures: std::sync::Arc::new(crate::model::interval::RowFigures {
+                nvcsw_s: crate::model::opt_rate::OptRate::from(Some(nvcsw_s)),
+                p99_wait_us: crate::model::row::p99_us(Some(&wait_hist)),
+                hists: crate::model::row_hists::RowHists::new([None, Some(wait_hist), None, None]),
+                ..Default::default()
+            }),
+        })
     }
 
     #[test]
@@ -341,25 +331,31 @@ mod tests {
         );
         // procfs rows carry no histogram: not evaluated, said so
         let mut bare = d.clone();
-        bare.threads.iter_mut().for_each(|r| {
-            r.p99_wait_us = None;
-            r.hists = Default::default();
-        });
+        bare.threads
+            .iter_mut()
+            .map(std::sync::Arc::make_mut)
+            .for_each(|r| {
+                r.p99_wait_us = None;
+                r.hists = Default::default();
+            });
         assert!(matches!(
             evaluate(&t, &Figures::rows(&bare)),
             Verdict::NotEvaluated(_)
         ));
         // BPF rows of threads that never waited: measured, and quiet
         let mut idle = d.clone();
-        idle.threads.iter_mut().for_each(|r| {
-            r.p99_wait_us = None;
-            r.hists = crate::model::row_hists::RowHists::new([
-                None,
-                Some(Log2Hist::from_counts([0; 30])),
-                None,
-                None,
-            ]);
-        });
+        idle.threads
+            .iter_mut()
+            .map(std::sync::Arc::make_mut)
+            .for_each(|r| {
+                r.p99_wait_us = None;
+                r.hists = crate::model::row_hists::RowHists::new([
+                    None,
+                    Some(Log2Hist::from_counts([0; 30])),
+                    None,
+                    None,
+                ]);
+            });
         assert_eq!(evaluate(&t, &Figures::rows(&idle)), Verdict::Quiet);
     }
 

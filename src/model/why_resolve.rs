@@ -39,7 +39,7 @@ fn list_of(w: &mut WhyCounts, kind: PairKind) -> (&mut Vec<Preemptor>, &mut u64)
 /// Fill the pair lists (`preempted_by`, `woken_by` and `woken_by_irq`) of
 /// the rows that have "why" figures: `threads` are the rows of
 /// `cur.threads`, one each, in its order.
-pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
+pub fn preemptors(cur: &Sample, threads: &mut [Arc<Row>], processes: &mut [Arc<Row>]) {
     for kind in PairKind::ALL {
         resolve(cur, threads, processes, kind);
     }
@@ -48,7 +48,7 @@ pub fn preemptors(cur: &Sample, threads: &mut [Row], processes: &mut [Row]) {
 /// One kind's lists. A thread outside the thread list (a pid filter) is
 /// named from `cur.outside`; one the source could not name (gone before
 /// the drain) is listed with its tid, pid 0 and no name.
-fn resolve(cur: &Sample, threads: &mut [Row], processes: &mut [Row], kind: PairKind) {
+fn resolve(cur: &Sample, threads: &mut [Arc<Row>], processes: &mut [Arc<Row>], kind: PairKind) {
     // only the threads with pairs and those they name are looked at
     // (50,000 idle threads cost one pass, no map entries)
     let preempted: Vec<_> = cur
@@ -126,9 +126,10 @@ fn resolve(cur: &Sample, threads: &mut [Row], processes: &mut [Row], kind: PairK
         }
     }
     // only the preempted threads' rows: the others may share one empty
-    // why, which make_mut would copy
+    // why, which make_mut would copy (a row with pairs was built for this
+    // interval: its own, not shared with the one before)
     for &(i, t, pairs) in &preempted {
-        let Some(row) = threads.get_mut(i) else {
+        let Some(row) = threads.get_mut(i).map(Arc::make_mut) else {
             continue;
         };
         let this = RowKey::Thread {
@@ -163,6 +164,7 @@ fn resolve(cur: &Sample, threads: &mut [Row], processes: &mut [Row], kind: PairK
         let Some((from, unknown)) = by_process.get(&row.pid) else {
             continue;
         };
+        let row = Arc::make_mut(row);
         let Some(w) = row.why.as_mut().map(Arc::make_mut) else {
             continue;
         };

@@ -190,7 +190,7 @@ impl AppState {
         self.error = e;
     }
 
-    fn base_rows(&self) -> &[Row] {
+    fn base_rows(&self) -> &[std::sync::Arc<Row>] {
         base_of(&self.derived, &self.listing, self.table_view)
     }
 

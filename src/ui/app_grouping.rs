@@ -9,6 +9,7 @@ use crate::model::groups;
 use crate::model::interval::{Derived, Row, RowKey};
 use crate::model::shared_interval::Interval;
 use crate::ui::action::Action;
+use std::sync::Arc;
 
 /// What one table row stands for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -47,7 +48,7 @@ pub struct Listing {
     /// what the processes table lists (the threads table lists threads)
     pub mode: Grouping,
     /// thread groups or cgroups (empty in the other modes)
-    pub rows: Vec<Row>,
+    pub rows: Vec<Arc<Row>>,
     /// thread groups shown as their threads
     pub expanded: Vec<RowKey>,
     /// the source's thread filters, as the header names them
@@ -73,7 +74,7 @@ impl Listing {
 }
 
 /// The rows a table view lists (before its filter).
-pub fn base_of<'a>(d: &'a Derived, l: &'a Listing, view: View) -> &'a [Row] {
+pub fn base_of<'a>(d: &'a Derived, l: &'a Listing, view: View) -> &'a [Arc<Row>] {
     match (view, l.mode) {
         (View::Processes, Grouping::ThreadGroups | Grouping::Cgroups) => &l.rows,
         (View::Processes, Grouping::Threads | Grouping::Processes) if l.tree_rows => &l.rows,

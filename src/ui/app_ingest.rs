@@ -82,7 +82,7 @@ impl AppState {
             &mut self.series_rows,
             &d.quiet,
             |j| row(&d.threads[j]),
-            d.processes.iter().map(row),
+            d.processes.iter().map(|r| row(r)),
         );
         let prev = self.derived.prev.as_deref();
         self.cpu = match self.mig_cause {

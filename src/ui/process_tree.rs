@@ -7,6 +7,7 @@
 //! changes them, never while drawing).
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::model::interval::{empty_row, Derived, Row, RowKey};
 use crate::model::shared_interval::Interval;
@@ -47,7 +48,7 @@ pub struct Tree {
 /// then the processes above them that a filter left out of the Sample
 /// (`Sample::ancestors`) as rows with nothing counted and no threads
 /// (`is_ancestor`): drawn dimmed, never matching a filter, in no sum.
-pub fn base(iv: &Interval) -> Vec<Row> {
+pub fn base(iv: &Interval) -> Vec<Arc<Row>> {
     let d: &Derived = iv;
     let many: HashSet<u32> = d
         .processes
@@ -69,7 +70,7 @@ pub fn base(iv: &Interval) -> Vec<Row> {
         r.process_comm = a.comm.clone();
         r.threads = 0;
         r.attrs.ppid = Some(a.ppid);
-        out.push(r);
+        out.push(Arc::new(r));
     }
     out
 }
@@ -83,7 +84,7 @@ pub fn is_ancestor(r: &Row) -> bool {
 /// The lines of `base` (processes and threads, as `base` makes them):
 /// `matches` is the filter, `cmp` the sort order, `folded` the folded pids.
 pub fn layout(
-    base: &[Row],
+    base: &[Arc<Row>],
     matches: impl Fn(&Row) -> bool,
     cmp: impl Fn(&Row, &Row) -> Ordering,
     folded: &HashSet<u32>,

@@ -5,6 +5,7 @@
 //! the page.
 use std::cmp::Ordering;
 use std::ops::Index;
+use std::sync::Arc;
 
 use crate::model::interval::{Row, RowKey};
 use crate::model::metrics::{Metric, Value};
@@ -44,7 +45,7 @@ struct SortKey {
 
 impl SortKeys {
     /// None for a text column (names compare as text).
-    fn of(metric: &Metric, descending: bool, base: &[Row]) -> Option<SortKeys> {
+    fn of(metric: &Metric, descending: bool, base: &[Arc<Row>]) -> Option<SortKeys> {
         let keys = base
             .iter()
             .map(|r| match metric.value(r) {
@@ -110,7 +111,7 @@ impl RowOrder {
     pub fn sort_metric_upto(
         &mut self,
         upto: usize,
-        base: &[Row],
+        base: &[Arc<Row>],
         (metric, descending): (&Metric, bool),
         by: impl Fn(&Row, &Row) -> Ordering,
     ) {
@@ -131,7 +132,7 @@ impl RowOrder {
     }
 
     /// The rows of `base` the `/` filter keeps, in no order yet.
-    pub fn filtered(base: &[Row], filter: &str) -> RowOrder {
+    pub fn filtered(base: &[Arc<Row>], filter: &str) -> RowOrder {
         let f = RowFilter::new(filter);
         let n = base.len() as u32;
         RowOrder::new((0..n).filter(|&i| f.matches(&base[i as usize])).collect())
@@ -150,7 +151,7 @@ impl RowOrder {
     pub fn sort_rows_upto(
         &mut self,
         upto: usize,
-        base: &[Row],
+        base: &[Arc<Row>],
         by: impl Fn(&Row, &Row) -> Ordering,
     ) {
         self.sort_upto(upto, |a, b| by(&base[*a as usize], &base[*b as usize]));
@@ -160,7 +161,7 @@ impl RowOrder {
     pub fn rank_of_key(
         &self,
         key: RowKey,
-        base: &[Row],
+        base: &[Arc<Row>],
         by: impl Fn(&Row, &Row) -> Ordering,
     ) -> Option<usize> {
         let at = base.iter().position(|r| r.key == key)? as u32;
@@ -184,7 +185,7 @@ impl RowOrder {
     }
 
     /// The rows in this order (those past the sorted ones in no order).
-    pub fn rows<'a>(&'a self, base: &'a [Row]) -> Rows<'a> {
+    pub fn rows<'a>(&'a self, base: &'a [Arc<Row>]) -> Rows<'a> {
         Rows {
             base,
             idx: &self.idx,
@@ -238,7 +239,7 @@ impl RowFilter {
 /// The visible rows, indexable like a slice.
 #[derive(Clone, Copy)]
 pub struct Rows<'a> {
-    base: &'a [Row],
+    base: &'a [Arc<Row>],
     idx: &'a [u32],
 }
 
@@ -252,12 +253,12 @@ impl<'a> Rows<'a> {
     }
 
     pub fn get(&self, i: usize) -> Option<&'a Row> {
-        self.idx.get(i).map(|&j| &self.base[j as usize])
+        self.idx.get(i).map(|&j| &*self.base[j as usize])
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &'a Row> + 'a {
         let base = self.base;
-        self.idx.iter().map(move |&j| &base[j as usize])
+        self.idx.iter().map(move |&j| &*base[j as usize])
     }
 
     /// Rows `from..to` (clamped).
@@ -266,7 +267,7 @@ impl<'a> Rows<'a> {
         let base = self.base;
         self.idx[from.min(to)..to]
             .iter()
-            .map(move |&j| &base[j as usize])
+            .map(move |&j| &*base[j as usize])
     }
 
     pub fn to_vec(&self) -> Vec<Row> {
@@ -320,9 +321,9 @@ mod tests {
         let s = samples(crate::model::SourceKind::Bpf);
         let mut rows = derive(Some(&s[STEPS - 2]), &s[STEPS - 1], 1.0).threads;
         // unknown values and ties: a rate missing, one shared
-        rows[0].vcsw_s = Default::default();
+        Arc::make_mut(&mut rows[0]).vcsw_s = Default::default();
         let v = rows[1].vcsw_s;
-        rows[2].vcsw_s = v;
+        Arc::make_mut(&mut rows[2]).vcsw_s = v;
         for key in ["vcsw", "cpu_pct", "tid", "p99_wait", "comm"] {
             let metric = crate::model::metrics::by_key(key).unwrap();
             for desc in [false, true] {

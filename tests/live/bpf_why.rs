@@ -311,7 +311,7 @@ fn epoll_wait_on_an_idle_fd_blocks_on_poll() {
     );
 }
 
-fn row_of(rows: &[Row], tid: u32) -> &Row {
+fn row_of(rows: &[std::sync::Arc<Row>], tid: u32) -> &Row {
     rows.iter()
         .find(|r| matches!(r.key, RowKey::Thread { tid: t, .. } if t == tid))
         .unwrap()

@@ -115,6 +115,7 @@ fn g_cycles_threads_groups_processes_cgroups() {
         .derived
         .threads
         .iter()
+        .map(|r| &**r)
         .filter(|r| r.comm.starts_with("ffmpeg:enc"))
         .collect();
     assert_eq!(enc.threads as usize, encs.len());

@@ -4,6 +4,7 @@
 //! interval: pair lists are not kept beyond it), and for a thread the wait
 //! chain: what its top wakers did in the same interval, and who woke them.
 use ratatui::text::{Line, Span};
+use std::sync::Arc;
 
 use crate::model::interval::{Row, RowKey};
 use crate::model::why::{BlockReason, MigCause, Preemptor, PseudoWaker, WhyCounts};
@@ -174,7 +175,7 @@ fn doing(s: &mut Vec<Span<'static>>, t: &Row) {
 /// One link of the wait chain per top waker of a thread: what the waker
 /// did in the same interval, then who woke it most and what that one did
 /// (a second hop: one row lookup more).
-fn chain(w: &WhyCounts, threads: &[Row]) -> Vec<Line<'static>> {
+fn chain(w: &WhyCounts, threads: &[Arc<Row>]) -> Vec<Line<'static>> {
     let row_of = |tid: u32| {
         threads
             .iter()
@@ -218,7 +219,7 @@ fn chain(w: &WhyCounts, threads: &[Row]) -> Vec<Line<'static>> {
 /// The row's why lines (none without figures): causes and reasons from
 /// `since_start` when given, else the interval's; `threads` are the
 /// interval's thread rows, where the wait chain finds the wakers.
-pub fn lines(r: &Row, since_start: Option<&WhyCounts>, threads: &[Row]) -> Vec<Line<'static>> {
+pub fn lines(r: &Row, since_start: Option<&WhyCounts>, threads: &[Arc<Row>]) -> Vec<Line<'static>> {
     let Some(w) = &r.why else {
         return Vec::new();
     };
