@@ -175,7 +175,7 @@ fn wait_and_slice_histograms_agree_with_bpftrace() {
     loop {
         // SAFETY: signals the bpftrace child we started (its own group).
         unsafe { libc::kill(-(bt.id() as i32), libc::SIGINT) };
-        if ended_within(&mut bt, Duration::from_secs(1)) {
+        if common::ended_within(&mut bt, Duration::from_secs(1)) {
             break;
         }
         if asked.elapsed() > Duration::from_secs(30) {
@@ -259,17 +259,4 @@ fn compare(what: &str, oracle: &[u64], ours: &[u64], shifted: Option<(Vec<u64>, 
             );
         }
     }
-}
-
-/// Whether `child` ended within `d`: polled, since bpftrace ends as soon
-/// as its maps are printed (a fixed second's sleep cost a second a run).
-fn ended_within(child: &mut std::process::Child, d: Duration) -> bool {
-    let t = std::time::Instant::now();
-    while t.elapsed() < d {
-        if child.try_wait().ok().flatten().is_some() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
 }
