@@ -199,11 +199,13 @@ fn oracle_totals(mut bt: Group, mut out: BufReader<std::process::ChildStdout>) -
         text
     });
     let asked = Instant::now();
-    while bt.0.try_wait().ok().flatten().is_none() {
+    loop {
         assert!(asked.elapsed() < Duration::from_secs(30), "bpftrace hangs");
         // SAFETY: signals the bpftrace child we started (its own group).
         unsafe { libc::kill(-(bt.0.id() as i32), libc::SIGINT) };
-        std::thread::sleep(Duration::from_secs(1));
+        if common::ended_within(&mut bt.0, Duration::from_secs(1)) {
+            break;
+        }
     }
     let text = reader.join().unwrap();
     let get = |name: &str| {

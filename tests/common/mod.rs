@@ -238,3 +238,17 @@ pub fn ensure_tracefs() -> bool {
         Err(e) => cannot_run(&format!("tracefs is not mounted; running mount: {e}")),
     }
 }
+
+/// Whether `child` ended within `d`, polled every 20 ms: bpftrace ends as
+/// soon as its maps are printed after SIGINT, where a fixed second's sleep
+/// before looking cost a second a run.
+pub fn ended_within(child: &mut std::process::Child, d: Duration) -> bool {
+    let t = std::time::Instant::now();
+    while t.elapsed() < d {
+        if child.try_wait().ok().flatten().is_some() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}

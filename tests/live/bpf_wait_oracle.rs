@@ -175,8 +175,7 @@ fn wait_and_slice_histograms_agree_with_bpftrace() {
     loop {
         // SAFETY: signals the bpftrace child we started (its own group).
         unsafe { libc::kill(-(bt.id() as i32), libc::SIGINT) };
-        std::thread::sleep(Duration::from_secs(1));
-        if bt.try_wait().ok().flatten().is_some() {
+        if common::ended_within(&mut bt, Duration::from_secs(1)) {
             break;
         }
         if asked.elapsed() > Duration::from_secs(30) {

@@ -1,6 +1,6 @@
-//! 10,000 threads created and destroyed per second for a minute while the
-//! TUI (in tmux) and a recording run: no crash, memory bounded, no BPF map
-//! growth, and the recording replays.
+//! 10,000 threads created and destroyed per second for CHURN_SECS while
+//! the TUI (in tmux) and a recording run: no crash, memory bounded, no BPF
+//! map growth, and the recording replays with every exit exactly once.
 use crate::common;
 use common::tmux::{have_tmux, tmux};
 
@@ -10,6 +10,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::tmux::BIN;
+
+/// How long the churn runs: 240,000 exits, each of which must be recorded
+/// exactly once (one lost or doubled fails), and a second part of 16 s in
+/// which a leak per exited thread shows (below). It ran a minute; nothing
+/// checked needs the other 36 s.
+const CHURN_SECS: u64 = 24;
+/// When the resident set is first read: the TUI's start-up is over.
+const SETTLED_SECS: u64 = 8;
 
 /// Peak resident set (VmHWM) of a process, in KiB.
 fn peak_rss_kib(pid: u32) -> u64 {
@@ -72,7 +80,7 @@ impl Drop for Cleanup {
 }
 
 #[test]
-fn ten_thousand_threads_a_second_for_a_minute() {
+fn ten_thousand_threads_a_second_for_24_s() {
     let _g = common::serial();
     if common::bpf_source(vec![]).is_none() || !have_tmux() {
         return;
@@ -118,8 +126,8 @@ fn ten_thousand_threads_a_second_for_a_minute() {
     let made = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let mut half_time_rss = None;
-    while start.elapsed() < Duration::from_secs(60) {
-        if half_time_rss.is_none() && start.elapsed() >= Duration::from_secs(30) {
+    while start.elapsed() < Duration::from_secs(CHURN_SECS) {
+        if half_time_rss.is_none() && start.elapsed() >= Duration::from_secs(SETTLED_SECS) {
             half_time_rss = Some(status_kib(tui_pid, "VmRSS:"));
         }
         let second = Instant::now();
@@ -146,19 +154,21 @@ fn ten_thousand_threads_a_second_for_a_minute() {
     let screen = String::from_utf8_lossy(&tmux(&socket, &["capture-pane", "-p", "-t", "t"]).stdout)
         .into_owned();
     assert!(screen.contains("schedtop"), "TUI gone:\n{screen}");
-    // memory bounded: the second half of the churn adds no more than the
-    // live history's share (10,000 exited threads a Sample, ~0.4 MiB each
-    // compressed) to what the first half settled at, and the peak stays
-    // under a ceiling. (What 10,000 exits a second cost at all, ~140 MiB
-    // today, is the scale work's to cut: per-thread records are copied
-    // whole each drain.)
+    // memory bounded: the rest of the churn adds no more than the live
+    // history's share (10,000 exited threads a Sample, ~0.4 MiB each
+    // compressed: 6.4 MiB in 16 s) plus 20 MiB of allocator slack to what
+    // the TUI settled at, and the peak stays under a ceiling. (The minute
+    // this ran before allowed 12 + 20 MiB over 30 s; the slack is the same.
+    // What 10,000 exits a second cost at all, ~140 MiB today, is the scale
+    // work's to cut: per-thread records are copied whole each drain.)
     let tui_rss = peak_rss_kib(tui_pid);
     let rec_rss = peak_rss_kib(recorder.id());
     let (half, end) = (half_time_rss.unwrap_or(0), status_kib(tui_pid, "VmRSS:"));
-    eprintln!("TUI resident: {half} KiB after 30 s, {end} KiB after 60 s, peak {tui_rss} KiB; recorder peak {rec_rss} KiB");
+    eprintln!("TUI resident: {half} KiB after {SETTLED_SECS} s, {end} KiB after {CHURN_SECS} s, peak {tui_rss} KiB; recorder peak {rec_rss} KiB");
+    let history_kib = (CHURN_SECS - SETTLED_SECS) * 400 * 1024 / 1000;
     assert!(
-        half > 0 && end <= half + 32 * 1024,
-        "TUI resident set grew from {half} to {end} KiB over the second half"
+        half > 0 && end <= half + history_kib + 20 * 1024,
+        "TUI resident set grew from {half} to {end} KiB after the first {SETTLED_SECS} s"
     );
     assert!(
         tui_rss > 0 && tui_rss < 192 * 1024,
@@ -201,9 +211,12 @@ fn ten_thousand_threads_a_second_for_a_minute() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    // the recording spans 2 s + the churn + 3 s; 8 intervals may go missing
+    // on a loaded machine, as before
+    let span = 2 + CHURN_SECS + 3;
     assert!(
-        records.len() >= 55,
-        "{} intervals replayed from a 63 s recording",
+        records.len() as u64 >= span - 8,
+        "{} intervals replayed from a {span} s recording",
         records.len()
     );
     let lost: u64 = records

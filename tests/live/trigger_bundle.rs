@@ -58,8 +58,10 @@ fn one_bundle_per_burst_and_the_cooldown_holds() {
             inc.to_str().unwrap(),
             "--after",
             "3s",
+            // the second burst ends at 17 s; three intervals more let it
+            // fire (it was 24 s: 7 s of nothing at the end)
             "--duration",
-            "24s",
+            "20s",
             "-i",
             "1",
             "--require-bpf",

@@ -15,6 +15,12 @@ use std::time::Duration;
 
 use schedtop::collect::cgroupfs::CgroupLayout;
 
+/// The window of the tests that expect a finding. Every rule compares a
+/// rate or a share with its threshold, not a count, so three 1 s
+/// intervals judge as five did (the quota's 16 spinners are throttled in
+/// 30 of 30 periods instead of 50 of 50); the silent loads keep 10 s.
+const WINDOW: &str = "3s";
+
 /// The workload built once, reachable under `name` (a symlink: the
 /// process's comm is the name it was started by).
 fn workload(name: &str) -> Option<PathBuf> {
@@ -265,7 +271,7 @@ fn a_cgroup_at_its_quota_is_the_top_finding_and_why_exits_1() {
     assert_eq!(cg.load.as_ref().unwrap().threads().len(), 16);
 
     let before = cpu_stat(&dir);
-    let (code, v) = why_json(&["-d", "5s", "--cgroup", &cg.rel]);
+    let (code, v) = why_json(&["-d", WINDOW, "--cgroup", &cg.rel]);
     let after = cpu_stat(&dir);
     let kernel_share = (after.1 - before.1) as f64 / (after.0 - before.0).max(1) as f64;
     assert_eq!(code, 1, "a warning: exit 1\n{v:#}");
@@ -287,7 +293,7 @@ fn a_cgroup_at_its_quota_is_the_top_finding_and_why_exits_1() {
 
     // the text a person pastes: scoped to the process this time, the quota
     // still first, and exit 1
-    let (code, out) = why(&["-d", "5s", "-p", &pid]);
+    let (code, out) = why(&["-d", WINDOW, "-p", &pid]);
     assert_eq!(code, 1, "{out}");
     let first = out.lines().find(|l| l.starts_with("1. ")).unwrap_or("");
     assert!(
@@ -322,7 +328,7 @@ fn a_nice_spinner_on_the_victims_cpu_is_named_as_the_antagonist() {
         s.split_whitespace().nth(1).unwrap().parse().unwrap()
     };
     let t0 = (delay(), std::time::Instant::now());
-    let (code, v) = why_json(&["-d", "5s", "-p", &victim.to_string()]);
+    let (code, v) = why_json(&["-d", WINDOW, "-p", &victim.to_string()]);
     let waited = (delay() - t0.0) as f64 / 1e9 / t0.1.elapsed().as_secs_f64();
     // the kernel's own run_delay: the victim waited most of the time
     assert!(
@@ -398,7 +404,7 @@ fn a_fifo_spinner_on_the_victims_cpu_is_named_as_an_rt_hog() {
     let t0 = (delay(), std::time::Instant::now());
     let (code, v) = why_json(&[
         "-d",
-        "5s",
+        WINDOW,
         "-p",
         &victim.to_string(),
         "-p",
@@ -448,7 +454,7 @@ fn eight_threads_on_one_mutex_block_on_a_futex() {
     // the kernel's count over the window the finding was made of
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let kernel = common::window_clock::sample_until(stop.clone(), voluntary);
-    let (code, v) = why_json(&["-d", "5s", "-p", &load.pid().to_string()]);
+    let (code, v) = why_json(&["-d", WINDOW, "-p", &load.pid().to_string()]);
     let offset = common::window_clock::realtime_offset_ns();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let kernel = kernel.join().unwrap();
