@@ -319,21 +319,23 @@ fn idle_since(p: &ThreadSample, t: &ThreadSample) -> bool {
 struct EmptyIntervals(Vec<(IntervalShape, ThreadInterval, Tally)>);
 
 /// Which figures a thread has: migrations, cross-node migrations, the four
-/// histograms (none, fine, octaves only), why figures.
-type IntervalShape = [u8; 7];
+/// histograms (none, fine, octaves only), why figures; the counters'
+/// unmeasured slots.
+type IntervalShape = [u16; 8];
 
 impl EmptyIntervals {
     /// The interval of `t`, idle since `p` (`idle_since`), and its totals.
     fn of(&mut self, t: &ThreadSample, p: &ThreadSample) -> Option<(&ThreadInterval, &Tally)> {
-        let kind = |h: &Option<Log2Hist>| h.as_ref().map_or(0, |h| 1 + u8::from(h.octaves_only));
+        let kind = |h: &Option<Log2Hist>| h.as_ref().map_or(0, |h| 1 + u16::from(h.octaves_only));
         let shape = [
-            u8::from(t.migrations.is_some()),
-            u8::from(t.counters.is_known()),
+            u16::from(t.migrations.is_some()),
+            u16::from(t.counters.is_known()),
             kind(&t.slice_hist),
             kind(&t.wait_hist),
             kind(&t.wakeup_wait_hist),
             kind(&t.preempt_wait_hist),
-            u8::from(t.why.is_some()),
+            u16::from(t.why.is_some()),
+            t.counters.unmeasured(),
         ];
         let i = match self.0.iter().position(|e| e.0 == shape) {
             Some(i) => i,
@@ -386,6 +388,7 @@ fn reusable(row: &Row, t: &ThreadSample, paths: &[Arc<str>]) -> bool {
         && row.cgroup.as_deref() == path.map(|p| &**p)
         && row.migrations.is_some() == t.migrations.is_some()
         && row.counters.is_known() == t.counters.is_known()
+        && row.counters.unmeasured() == t.counters.unmeasured()
         && same_kind(row.slice_hist(), t.slice_hist.as_ref())
         && same_kind(row.wait_hist(), t.wait_hist.as_ref())
         && same_kind(row.wakeup_wait_hist(), t.wakeup_wait_hist.as_ref())

@@ -104,11 +104,11 @@ fn row_measured(f: Figure, r: &Row) -> bool {
             "p99_slice" => r.slice_hist().is_some(),
             "migr" => r.migrations.is_some(),
             _ => match m.get {
-                Get::Total(_) | Get::Column(..) | Get::ByLabel(_) => r.counters.is_known(),
+                Get::Total(d) | Get::Column(d, _) | Get::ByLabel(d) => d.measured(&r.counters),
                 Get::Row(_) => false,
             },
         },
-        Figure::Counter(_) => r.counters.is_known(),
+        Figure::Counter(d) => d.measured(&r.counters),
         _ => false,
     }
 }

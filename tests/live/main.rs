@@ -21,6 +21,7 @@ mod fault_churn;
 mod flight;
 mod flight_ring;
 mod scale_idle_exact;
+mod stolen_unknown;
 mod thread_nice;
 mod thread_policy;
 mod trigger_bundle;
