@@ -31,6 +31,24 @@ pub struct SystemRates {
     /// thread counters or histogram slots that went down this interval (a
     /// wrapped or glitched counter), counted as no change
     pub counter_anomalies: u64,
+    /// the share of all CPUs' time (%) in hardirqs, softirqs and steal
+    /// (`stolen_shares`; None: a CPU without interrupt figures)
+    pub stolen_pct: Option<[f64; 3]>,
+}
+
+/// The whole machine's hardirq, softirq and steal shares (% of all CPUs'
+/// time, as top's `hi si st`): interrupts from the probes where they are
+/// on, else /proc/stat's; None unless every CPU has them.
+pub fn stolen_shares(cpus: &[super::rates::CpuInterval]) -> Option<[f64; 3]> {
+    let mut sum = [0.0; 3];
+    for c in cpus {
+        let i = c.irq.as_ref()?;
+        sum[0] += i.probe_irq_pct.unwrap_or(i.irq_pct);
+        sum[1] += i.probe_softirq_pct.unwrap_or(i.softirq_pct);
+        sum[2] += i.steal_pct;
+    }
+    let n = cpus.len() as f64;
+    (n > 0.0).then(|| sum.map(|s| s / n))
 }
 
 /// The figures of a row from its interval totals (moved into the row).
@@ -456,3 +474,39 @@ pub fn since_start(first: &Sample, cur: &Sample, key: RowKey) -> SinceStart {
 #[cfg(test)]
 #[path = "interval_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod stolen_tests {
+    use super::*;
+    use crate::model::rates::{CpuInterval, CpuIrqShares};
+
+    fn cpu(irq: Option<CpuIrqShares>) -> CpuInterval {
+        CpuInterval {
+            cpu: 0,
+            switches: 0,
+            busy_ns: 0,
+            rq: None,
+            irq,
+        }
+    }
+
+    #[test]
+    fn machine_shares_prefer_the_probes_and_need_every_cpu() {
+        let shares = |probe: Option<f64>| CpuIrqShares {
+            irq_pct: 1.0,
+            softirq_pct: 4.0,
+            steal_pct: 2.0,
+            probe_irq_pct: probe,
+            probe_softirq_pct: probe.map(|p| p * 2.0),
+        };
+        // probes off: /proc/stat's; on: theirs (steal only from /proc/stat)
+        let off = [cpu(Some(shares(None))), cpu(Some(shares(None)))];
+        assert_eq!(stolen_shares(&off), Some([1.0, 4.0, 2.0]));
+        let on = [cpu(Some(shares(Some(3.0)))), cpu(Some(shares(Some(1.0))))];
+        assert_eq!(stolen_shares(&on), Some([2.0, 4.0, 2.0]));
+        // a CPU without figures (an older recording's): unknown, not 0
+        let part = [cpu(Some(shares(None))), cpu(None)];
+        assert_eq!(stolen_shares(&part), None);
+        assert_eq!(stolen_shares(&[]), None);
+    }
+}

@@ -391,6 +391,7 @@ mod tests {
             switches_s: None,
             migr_in_s: None,
             migr_out_s: None,
+            irq: None,
         };
         let view = CpuView {
             interval_s: 1.0,
