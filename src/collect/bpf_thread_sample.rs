@@ -19,7 +19,7 @@ pub(super) struct ThreadsOut<'a> {
     pub names: &'a mut NameInterner,
     /// what each thread's waker slots had at its last read
     pub wakers: &'a mut super::waker_slots::WakerSlots,
-    /// counter slots the probes do not measure on this run (stolen time
+    /// counter slots the probes do not measure on this run (interrupt time
     /// with the interrupt-time probes off): unknown, not 0
     pub unmeasured: Mask,
 }

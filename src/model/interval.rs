@@ -32,14 +32,14 @@ pub struct SystemRates {
     /// wrapped or glitched counter), counted as no change
     pub counter_anomalies: u64,
     /// the share of all CPUs' time (%) in hardirqs, softirqs and steal
-    /// (`stolen_shares`; None: a CPU without interrupt figures)
-    pub stolen_pct: Option<[f64; 3]>,
+    /// (`interrupt_steal_shares`; None: a CPU without interrupt figures)
+    pub interrupt_steal_pct: Option<[f64; 3]>,
 }
 
 /// The whole machine's hardirq, softirq and steal shares (% of all CPUs'
 /// time, as top's `hi si st`): interrupts from the probes where they are
 /// on, else /proc/stat's; None unless every CPU has them.
-pub fn stolen_shares(cpus: &[super::rates::CpuInterval]) -> Option<[f64; 3]> {
+pub fn interrupt_steal_shares(cpus: &[super::rates::CpuInterval]) -> Option<[f64; 3]> {
     let mut sum = [0.0; 3];
     for c in cpus {
         let i = c.irq.as_ref()?;
@@ -476,7 +476,7 @@ pub fn since_start(first: &Sample, cur: &Sample, key: RowKey) -> SinceStart {
 mod tests;
 
 #[cfg(test)]
-mod stolen_tests {
+mod interrupt_share_tests {
     use super::*;
     use crate::model::rates::{CpuInterval, CpuIrqShares};
 
@@ -501,12 +501,12 @@ mod stolen_tests {
         };
         // probes off: /proc/stat's; on: theirs (steal only from /proc/stat)
         let off = [cpu(Some(shares(None))), cpu(Some(shares(None)))];
-        assert_eq!(stolen_shares(&off), Some([1.0, 4.0, 2.0]));
+        assert_eq!(interrupt_steal_shares(&off), Some([1.0, 4.0, 2.0]));
         let on = [cpu(Some(shares(Some(3.0)))), cpu(Some(shares(Some(1.0))))];
-        assert_eq!(stolen_shares(&on), Some([2.0, 4.0, 2.0]));
+        assert_eq!(interrupt_steal_shares(&on), Some([2.0, 4.0, 2.0]));
         // a CPU without figures (an older recording's): unknown, not 0
         let part = [cpu(Some(shares(None))), cpu(None)];
-        assert_eq!(stolen_shares(&part), None);
-        assert_eq!(stolen_shares(&[]), None);
+        assert_eq!(interrupt_steal_shares(&part), None);
+        assert_eq!(interrupt_steal_shares(&[]), None);
     }
 }

@@ -158,7 +158,7 @@ pub fn of(host: &HostInfo, prev: Option<Arc<Sample>>, s: Arc<Sample>, spare: Der
     let mut derived = derive_reusing(p, &s, nominal, spare);
     let dt = derived.system.interval_s;
     let cpu_iv = cpu_intervals(p, &s, dt);
-    derived.system.stolen_pct = super::interval::stolen_shares(&cpu_iv);
+    derived.system.interrupt_steal_pct = super::interval::interrupt_steal_shares(&cpu_iv);
     let cpus = cpus::derive(&host.topology, p, &s);
     let found = p.map_or_else(Vec::new, |p| {
         findings(&IntervalFacts {

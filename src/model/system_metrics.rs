@@ -239,7 +239,7 @@ pub static SYSTEM_FIGURES: [SystemFigure; 11] = [
         header: header("hi+si+st", Cell::PercentIfKnown, 8),
         get: |r| {
             r.rates
-                .and_then(|x| x.stolen_pct)
+                .and_then(|x| x.interrupt_steal_pct)
                 .map_or(Value::None, |a| Value::F(a.iter().sum()))
         },
         ..BASE

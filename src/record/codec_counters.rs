@@ -8,7 +8,7 @@
 //! one counter of the time, cross-node migrations, in a field of its own
 //! (`F_XNODE`), which the decoder reads into its slot.
 //!
-//! Which slots the source did not measure (stolen time with the
+//! Which slots the source did not measure (interrupt time with the
 //! interrupt-time probes off) travels as one more pseudo-slot,
 //! `UNMEASURED_SLOT`, written when it changes, its value the mask itself
 //! (a delta on 0): readers from before it skip it as a newer writer's slot
