@@ -17,6 +17,7 @@ mod bpf_why;
 mod bpf_zombie;
 mod cgroupfs_live;
 mod cgroups_live;
+mod cpu_irq_proc_stat;
 mod fault_churn;
 mod flight;
 mod flight_ring;
