@@ -37,12 +37,25 @@ pub struct SystemRates {
 }
 
 /// The whole machine's hardirq, softirq and steal shares (% of all CPUs'
-/// time, as top's `hi si st`): interrupts from the probes where they are
-/// on, else /proc/stat's; None unless every CPU has them.
-pub fn interrupt_steal_shares(cpus: &[super::rates::CpuInterval]) -> Option<[f64; 3]> {
+/// time, as top's `hi si st`) from `prev` to `cur`, `dt` seconds.
+fn machine_interrupt_shares(prev: Option<&Sample>, cur: &Sample, dt: f64) -> Option<[f64; 3]> {
+    let prev = prev.filter(|_| dt > 0.0)?;
+    let shares: Option<Vec<super::rates::CpuIrqShares>> = cur
+        .cpus
+        .iter()
+        .map(|c| {
+            let p = prev.cpus.iter().find(|x| x.cpu == c.cpu)?.irq.as_ref()?;
+            Some(super::rates::cpu_irq_shares(p, c.irq.as_ref()?, dt))
+        })
+        .collect();
+    interrupt_steal_shares(&shares?)
+}
+
+/// The mean of CPUs' shares: interrupts from the probes where they are
+/// on, else /proc/stat's; None without CPUs.
+pub fn interrupt_steal_shares(cpus: &[super::rates::CpuIrqShares]) -> Option<[f64; 3]> {
     let mut sum = [0.0; 3];
-    for c in cpus {
-        let i = c.irq.as_ref()?;
+    for i in cpus {
         sum[0] += i.probe_irq_pct.unwrap_or(i.irq_pct);
         sum[1] += i.probe_softirq_pct.unwrap_or(i.softirq_pct);
         sum[2] += i.steal_pct;
@@ -185,6 +198,7 @@ pub fn derive_reusing(
             let d = counter_delta(cur.system.context_switches, p.system.context_switches);
             ThreadInterval::per_s(d, dt)
         }),
+        interrupt_steal_pct: machine_interrupt_shares(prev, cur, dt),
         ..Default::default()
     };
     let paths: Vec<Arc<str>> = cur
@@ -478,35 +492,60 @@ mod tests;
 #[cfg(test)]
 mod interrupt_share_tests {
     use super::*;
-    use crate::model::rates::{CpuInterval, CpuIrqShares};
+    use crate::model::{CpuIrqSample, CpuSample};
 
-    fn cpu(irq: Option<CpuIrqShares>) -> CpuInterval {
-        CpuInterval {
-            cpu: 0,
-            switches: 0,
-            busy_ns: 0,
-            rq: None,
-            irq,
+    /// Two CPUs after `k` seconds: /proc/stat irq 10 ms/s, softirq 40 ms/s,
+    /// steal 20 ms/s; the probes (when on) hardirq 30 and 10 ms/s, softirq
+    /// 60 ms/s.
+    fn sample(k: u64, probes: bool, cpus: usize) -> Sample {
+        let ms = |v: u64| v * 1_000_000 * k;
+        Sample {
+            cpus: (0..cpus as u32)
+                .map(|cpu| CpuSample {
+                    cpu,
+                    irq: Some(CpuIrqSample {
+                        stat_irq_ns: ms(10),
+                        stat_softirq_ns: ms(40),
+                        stat_steal_ns: ms(20),
+                        probe_irq_ns: probes.then(|| ms(if cpu == 0 { 30 } else { 10 })),
+                        probe_softirq_ns: probes.then(|| ms(60)),
+                    }),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn close(got: Option<[f64; 3]>, want: [f64; 3]) {
+        let got = got.unwrap();
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-9, "{got:?} vs {want:?}");
         }
     }
 
     #[test]
     fn machine_shares_prefer_the_probes_and_need_every_cpu() {
-        let shares = |probe: Option<f64>| CpuIrqShares {
-            irq_pct: 1.0,
-            softirq_pct: 4.0,
-            steal_pct: 2.0,
-            probe_irq_pct: probe,
-            probe_softirq_pct: probe.map(|p| p * 2.0),
-        };
+        let shares = |a: &Sample, b: &Sample| machine_interrupt_shares(Some(a), b, 2.0);
         // probes off: /proc/stat's; on: theirs (steal only from /proc/stat)
-        let off = [cpu(Some(shares(None))), cpu(Some(shares(None)))];
-        assert_eq!(interrupt_steal_shares(&off), Some([1.0, 4.0, 2.0]));
-        let on = [cpu(Some(shares(Some(3.0)))), cpu(Some(shares(Some(1.0))))];
-        assert_eq!(interrupt_steal_shares(&on), Some([2.0, 4.0, 2.0]));
+        close(
+            shares(&sample(1, false, 2), &sample(3, false, 2)),
+            [1.0, 4.0, 2.0],
+        );
+        close(
+            shares(&sample(1, true, 2), &sample(3, true, 2)),
+            [2.0, 6.0, 2.0],
+        );
         // a CPU without figures (an older recording's): unknown, not 0
-        let part = [cpu(Some(shares(None))), cpu(None)];
-        assert_eq!(interrupt_steal_shares(&part), None);
-        assert_eq!(interrupt_steal_shares(&[]), None);
+        let mut part = sample(3, false, 2);
+        part.cpus[1].irq = None;
+        assert_eq!(shares(&sample(1, false, 2), &part), None);
+        // a CPU new since the previous Sample, no CPUs, no previous Sample
+        assert_eq!(shares(&sample(1, false, 1), &sample(3, false, 2)), None);
+        assert_eq!(shares(&sample(1, false, 0), &sample(3, false, 0)), None);
+        assert_eq!(
+            machine_interrupt_shares(None, &sample(3, false, 2), 2.0),
+            None
+        );
     }
 }

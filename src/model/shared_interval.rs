@@ -155,10 +155,8 @@ fn without_threads(s: &Sample) -> Arc<Sample> {
 pub fn of(host: &HostInfo, prev: Option<Arc<Sample>>, s: Arc<Sample>, spare: Derived) -> Interval {
     let nominal = host.interval_ns as f64 / 1e9;
     let p = prev.as_deref();
-    let mut derived = derive_reusing(p, &s, nominal, spare);
+    let derived = derive_reusing(p, &s, nominal, spare);
     let dt = derived.system.interval_s;
-    let cpu_iv = cpu_intervals(p, &s, dt);
-    derived.system.interrupt_steal_pct = super::interval::interrupt_steal_shares(&cpu_iv);
     let cpus = cpus::derive(&host.topology, p, &s);
     let found = p.map_or_else(Vec::new, |p| {
         findings(&IntervalFacts {
@@ -171,7 +169,7 @@ pub fn of(host: &HostInfo, prev: Option<Arc<Sample>>, s: Arc<Sample>, spare: Der
         })
     });
     Interval {
-        cpu_intervals: cpu_iv,
+        cpu_intervals: cpu_intervals(p, &s, dt),
         migrations: migration_deltas(p, &s),
         pressure_pct: system_pressure_pct(p, &s),
         pressure_full_pct: system_full_pressure_pct(p, &s),
