@@ -125,11 +125,9 @@ pub fn run() -> anyhow::Result<()> {
             f.detail
         );
     }
-    // Linux keeps steal per CPU only (the paravirt steal clock)
-    crate::outln!(
-        "steal:             per CPU only (/proc/stat steal; 0 without a hypervisor steal clock); \
-         the kernel has no per-thread steal figure, so none is shown"
-    );
+    for line in crate::collect::irq_time::doctor_lines(features.is_on(Feature::IrqTime)) {
+        crate::outln!("{line}");
+    }
     for line in cgroup_notes(Path::new("/proc")) {
         crate::outln!("{line}");
     }

@@ -1,5 +1,5 @@
 //! One probe record to one `ThreadSample`, as the drain streams them.
-use crate::model::counters::Counters;
+use crate::model::counters::{Counters, Mask};
 use crate::model::{Log2Hist, ThreadAttrs, ThreadSample};
 
 use super::bpf_skel::types::thread_stats;
@@ -19,6 +19,9 @@ pub(super) struct ThreadsOut<'a> {
     pub names: &'a mut NameInterner,
     /// what each thread's waker slots had at its last read
     pub wakers: &'a mut super::waker_slots::WakerSlots,
+    /// counter slots the probes do not measure on this run (interrupt time
+    /// with the interrupt-time probes off): unknown, not 0
+    pub unmeasured: Mask,
 }
 
 impl<'a> ThreadsOut<'a> {
@@ -38,6 +41,7 @@ impl<'a> ThreadsOut<'a> {
             cgroup_ids: Vec::with_capacity(expected),
             names,
             wakers,
+            unmeasured: 0,
         }
     }
 
@@ -69,7 +73,7 @@ impl<'a> ThreadsOut<'a> {
             oncpu_ns: s.oncpu_ns,
             wait_ns: s.wait_ns,
             migrations: Some(s.migrations),
-            counters: Counters::from_slots(&s.counters),
+            counters: Counters::with_unmeasured(&s.counters, self.unmeasured),
             slice_hist: Some(hist(&s.slice_hist)),
             wait_hist: Some(summed_hist(&s.wakeup_wait_hist, &s.preempt_wait_hist)),
             wakeup_wait_hist: Some(hist(&s.wakeup_wait_hist)),

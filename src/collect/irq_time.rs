@@ -120,3 +120,91 @@ pub fn proc_stat_irq_note() -> &'static str {
          thread CPU times include the interrupts they suffered"
     }
 }
+
+/// What the kernel's build config says of `CONFIG_<name>` (`y`/`m`: on; `is
+/// not set` or absent: off), from config lines.
+fn config_has(text: impl std::io::BufRead, name: &str) -> bool {
+    let on = format!("CONFIG_{name}=");
+    text.lines()
+        .map_while(Result::ok)
+        .any(|l| l.strip_prefix(&on).is_some_and(|v| v == "y" || v == "m"))
+}
+
+/// `CONFIG_<name>` of the running kernel, and where that was read:
+/// /boot/config-RELEASE, else /proc/config.gz; None when neither is there.
+fn kernel_config(name: &str) -> Option<(bool, String)> {
+    use std::io::{BufReader, Read};
+    // a config is ~300 KB: a bound against a hostile or odd file
+    const MAX: u64 = 16 << 20;
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    let boot = format!("/boot/config-{}", release.trim());
+    if let Ok(f) = std::fs::File::open(&boot) {
+        return Some((config_has(BufReader::new(f.take(MAX)), name), boot));
+    }
+    let gz = std::fs::File::open("/proc/config.gz").ok()?;
+    let text = BufReader::new(flate2::read::GzDecoder::new(gz).take(MAX));
+    Some((config_has(text, name), "/proc/config.gz".into()))
+}
+
+/// `schedtop doctor`'s lines on stolen time: which figures this kernel
+/// gives and from where (`probes_on`: the interrupt-time probes attached).
+pub fn doctor_lines(probes_on: bool) -> Vec<String> {
+    let cfg = |name: &str| match kernel_config(name) {
+        Some((on, from)) => format!(
+            "CONFIG_{name} {} ({from})",
+            if on { "is set" } else { "is not set" }
+        ),
+        None => format!("CONFIG_{name} unknown (no /boot/config-RELEASE, no /proc/config.gz)"),
+    };
+    let irq_exact = kernel_btf_has(c"irqtime_account_irq", libbpf_sys::BTF_KIND_FUNC);
+    vec![
+        "stolen time:".into(),
+        format!(
+            "  per thread, interrupts: {}",
+            if probes_on {
+                "measured by the interrupt-time probes (STOLEN%, stolen_ns)"
+            } else {
+                "not measured: the probes are off (SCHEDTOP_IRQ_TIME=1), so STOLEN% shows - \
+                 and stolen_ns is null"
+            }
+        ),
+        format!(
+            "  per CPU, irq/softirq:   /proc/stat, {}; {}{}",
+            if irq_exact {
+                "exact"
+            } else {
+                "tick-sampled (a thread's CPU time includes the interrupts it suffered)"
+            },
+            cfg("IRQ_TIME_ACCOUNTING"),
+            if probes_on {
+                "; and the probes' measured time"
+            } else {
+                ""
+            }
+        ),
+        format!(
+            "  per CPU, steal:         /proc/stat (0 without a hypervisor steal clock); {}",
+            cfg("PARAVIRT_TIME_ACCOUNTING")
+        ),
+        "  per thread, steal:      none: the kernel keeps steal per CPU only \
+         (/proc/<pid>/schedstat holds run time, wait time and slices, no steal), so none is shown"
+            .into(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn config_lines_say_set_or_not() {
+        let text = "# CONFIG_IRQ_TIME_ACCOUNTING is not set\nCONFIG_PARAVIRT_TIME_ACCOUNTING=y\n\
+                    CONFIG_HAVE_IRQ_TIME_ACCOUNTING=y\nCONFIG_X_MOD=m\n";
+        assert!(!super::config_has(text.as_bytes(), "IRQ_TIME_ACCOUNTING"));
+        assert!(super::config_has(
+            text.as_bytes(),
+            "PARAVIRT_TIME_ACCOUNTING"
+        ));
+        assert!(super::config_has(text.as_bytes(), "X_MOD"));
+        assert!(!super::config_has(text.as_bytes(), "ABSENT"));
+        assert!(!super::config_has(&b"\xff\xfe"[..], "X"));
+    }
+}

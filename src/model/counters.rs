@@ -102,29 +102,39 @@ impl CounterDesc {
         self.first_slot..self.first_slot + n
     }
 
-    /// Its interval total from a set of counters (None: unknown).
+    /// Its interval total from a set of counters (None: unknown, or a
+    /// slot the source did not measure).
     pub fn total(&self, c: &Counters) -> Option<u64> {
-        let s = c.known()?;
-        Some(
-            s[self.slots()]
-                .iter()
-                .fold(0u64, |a, &v| a.saturating_add(v)),
-        )
+        let s = self.measured_slots(c)?;
+        Some(s.iter().fold(0u64, |a, &v| a.saturating_add(v)))
     }
 
     /// A family's (label value, count) pairs (a scalar: its key and value).
     pub fn by_label(&self, c: &Counters) -> Option<Vec<(&'static str, u64)>> {
-        let s = c.known()?;
+        let s = self.measured_slots(c)?;
         Some(match self.family {
-            Some(f) => f
-                .values
-                .iter()
-                .copied()
-                .zip(s[self.slots()].iter().copied())
-                .collect(),
-            None => vec![(self.key, s[self.first_slot])],
+            Some(f) => f.values.iter().copied().zip(s.iter().copied()).collect(),
+            None => vec![(self.key, s[0])],
         })
     }
+
+    /// Whether `c` holds this counter (known, every slot measured).
+    pub fn measured(&self, c: &Counters) -> bool {
+        self.measured_slots(c).is_some()
+    }
+
+    fn measured_slots<'c>(&self, c: &'c Counters) -> Option<&'c [u64]> {
+        let r = self.slots();
+        (c.unmeasured() & mask_of(r.clone()) == 0).then_some(())?;
+        Some(&c.known()?[r])
+    }
+}
+
+/// The bits of `slots` in an unmeasured mask.
+pub fn mask_of(slots: std::ops::Range<usize>) -> Mask {
+    slots
+        .filter(|&i| i < THREAD_COUNTERS)
+        .fold(0, |m, i| m | 1 << i)
 }
 
 const STOLEN_KINDS: &[&str] = &[
@@ -193,27 +203,68 @@ pub fn by_key(key: &str) -> Option<&'static CounterDesc> {
 
 type Slots = [u64; THREAD_COUNTERS];
 
-/// A thread's counters (cumulative in a Sample, or one interval's deltas),
-/// 8 bytes: None where the source has none (procfs, older recordings); the
-/// shared all-zero array for the many threads that counted nothing; an
-/// array of their own for the others.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct Counters(Option<Arc<Slots>>);
+/// One bit per slot: set where the source did not measure the slot (the
+/// interrupt-time probes off: stolen time is unknown, not 0).
+pub type Mask = u16;
+const _: () = assert!(THREAD_COUNTERS <= Mask::BITS as usize);
 
-static ZERO: LazyLock<Arc<Slots>> = LazyLock::new(|| Arc::new([0; THREAD_COUNTERS]));
+#[derive(Clone, PartialEq, Eq)]
+struct Known {
+    slots: Slots,
+    unmeasured: Mask,
+}
+
+/// A thread's counters (cumulative in a Sample, or one interval's deltas),
+/// 8 bytes: None where the source has none (procfs, older recordings); a
+/// shared all-zero array for the many threads that counted nothing; an
+/// array of their own for the others. Slots the source did not measure
+/// (`unmeasured`) read as unknown through `get` and the descriptors.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Counters(Option<Arc<Known>>);
+
+static ZERO: LazyLock<Arc<Known>> = LazyLock::new(|| {
+    Arc::new(Known {
+        slots: [0; THREAD_COUNTERS],
+        unmeasured: 0,
+    })
+});
+
+/// The shared all-zero counters with `unmeasured` slots: one per mask
+/// (a source has one or two), so idle threads allocate nothing.
+fn shared_zero(unmeasured: Mask) -> Arc<Known> {
+    if unmeasured == 0 {
+        return ZERO.clone();
+    }
+    static ZEROS: std::sync::Mutex<Vec<Arc<Known>>> = std::sync::Mutex::new(Vec::new());
+    let mut z = ZEROS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(a) = z.iter().find(|a| a.unmeasured == unmeasured) {
+        return a.clone();
+    }
+    let a = Arc::new(Known {
+        slots: [0; THREAD_COUNTERS],
+        unmeasured,
+    });
+    z.push(a.clone());
+    a
+}
 
 impl std::fmt::Debug for Counters {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.0 {
             None => f.write_str("Counters(unknown)"),
-            Some(s) => {
-                let set: Vec<(usize, u64)> = s
+            Some(k) => {
+                let set: Vec<(usize, u64)> = k
+                    .slots
                     .iter()
                     .copied()
                     .enumerate()
                     .filter(|&(_, v)| v != 0)
                     .collect();
-                write!(f, "Counters{set:?}")
+                write!(f, "Counters{set:?}")?;
+                if k.unmeasured != 0 {
+                    write!(f, "(unmeasured {:#x})", k.unmeasured)?;
+                }
+                Ok(())
             }
         }
     }
@@ -230,10 +281,21 @@ impl Counters {
 
     /// Known, these values (all zero: shared).
     pub fn from_slots(s: &Slots) -> Counters {
-        if s.iter().all(|&v| v == 0) {
-            Counters::zero()
+        Counters::with_unmeasured(s, 0)
+    }
+
+    /// Known, these values, the `unmeasured` slots unknown (and held as 0).
+    pub fn with_unmeasured(s: &Slots, unmeasured: Mask) -> Counters {
+        let mut slots = *s;
+        for (i, v) in slots.iter_mut().enumerate() {
+            if unmeasured & 1 << i != 0 {
+                *v = 0;
+            }
+        }
+        if slots.iter().all(|&v| v == 0) {
+            Counters(Some(shared_zero(unmeasured)))
         } else {
-            Counters(Some(Arc::new(*s)))
+            Counters(Some(Arc::new(Known { slots, unmeasured })))
         }
     }
 
@@ -246,18 +308,37 @@ impl Counters {
         c
     }
 
-    /// The slots, if the source has counters.
+    /// The slots, if the source has counters (an unmeasured slot holds 0:
+    /// read figures through `get` or a descriptor).
     pub fn known(&self) -> Option<&Slots> {
-        self.0.as_deref()
+        self.0.as_deref().map(|k| &k.slots)
     }
 
     pub fn is_known(&self) -> bool {
         self.0.is_some()
     }
 
-    /// One slot's value (None: unknown, or no such slot).
+    /// The slots the source did not measure (0 when unknown altogether).
+    pub fn unmeasured(&self) -> Mask {
+        self.0.as_deref().map_or(0, |k| k.unmeasured)
+    }
+
+    /// Mark `mask`'s slots unmeasured (making the counters known).
+    pub fn set_unmeasured(&mut self, mask: Mask) {
+        let s = self.known().copied().unwrap_or([0; THREAD_COUNTERS]);
+        let now = self.unmeasured();
+        if !self.is_known() || now != mask {
+            *self = Counters::with_unmeasured(&s, mask);
+        }
+    }
+
+    /// One slot's value (None: unknown, unmeasured, or no such slot).
     pub fn get(&self, slot: usize) -> Option<u64> {
-        self.known().and_then(|s| s.get(slot).copied())
+        let k = self.0.as_deref()?;
+        if slot < THREAD_COUNTERS && k.unmeasured & 1 << slot != 0 {
+            return None;
+        }
+        k.slots.get(slot).copied()
     }
 
     /// Known with at least one slot non-zero (it holds an array of its own).
@@ -265,74 +346,90 @@ impl Counters {
         self.known().is_some_and(|s| s.iter().any(|&v| v != 0))
     }
 
-    /// Set one slot (making the counters known); a slot past the array is
-    /// ignored (a newer writer's).
+    /// Set one slot (making the counters known and the slot measured); a
+    /// slot past the array is ignored (a newer writer's).
     pub fn set(&mut self, slot: usize, v: u64) {
         if slot >= THREAD_COUNTERS {
             return;
         }
         let a = self.0.get_or_insert_with(|| ZERO.clone());
-        if a[slot] != v {
-            Arc::make_mut(a)[slot] = v;
+        let bit: Mask = 1 << slot;
+        if a.slots[slot] != v || a.unmeasured & bit != 0 {
+            let k = Arc::make_mut(a);
+            k.slots[slot] = v;
+            k.unmeasured &= !bit;
         }
     }
 
     /// The interval from `before` (None: the thread's first, from zero) to
     /// `self`, per slot; a slot that went down is an anomaly (counted in
-    /// `anomalies`) and adds nothing. Unknown if `self` is.
+    /// `anomalies`) and adds nothing. Unknown if `self` is; a slot
+    /// unmeasured at either end is unmeasured.
     pub fn since(&self, before: Option<&Counters>, anomalies: &mut u32) -> Counters {
-        let Some(now) = self.known() else {
+        let Some(now) = self.0.as_deref() else {
             return Counters::UNKNOWN;
         };
-        let Some(b) = before.and_then(Counters::known) else {
+        let Some(b) = before.and_then(|b| b.0.as_deref()) else {
             return self.clone();
         };
+        let unmeasured = now.unmeasured | b.unmeasured;
         if std::ptr::eq(now, b) {
-            return Counters::zero();
+            return Counters(Some(shared_zero(unmeasured)));
         }
         let mut d = [0; THREAD_COUNTERS];
-        for ((d, &n), &b) in d.iter_mut().zip(now).zip(b) {
-            if n < b {
+        for (i, ((d, &n), &b)) in d.iter_mut().zip(&now.slots).zip(&b.slots).enumerate() {
+            if n < b && unmeasured & 1 << i == 0 {
                 *anomalies += 1;
             }
             *d = n.saturating_sub(b);
         }
-        Counters::from_slots(&d)
+        Counters::with_unmeasured(&d, unmeasured)
     }
 
-    /// Add `o` (an aggregate: saturating sums; known if either is).
+    /// Add `o` (an aggregate: saturating sums; known if either is; a slot
+    /// unmeasured in either is unmeasured).
     pub fn add(&mut self, o: &Counters) {
-        let Some(os) = o.known() else { return };
+        let Some(ok) = o.0.as_deref() else { return };
         match &mut self.0 {
             None => self.0 = o.0.clone(),
             Some(a) => {
-                if os.iter().all(|&v| v == 0) {
+                let unmeasured = a.unmeasured | ok.unmeasured;
+                if ok.slots.iter().all(|&v| v == 0) && unmeasured == a.unmeasured {
                     return;
                 }
-                let a = Arc::make_mut(a);
-                for (x, &y) in a.iter_mut().zip(os) {
+                let k = Arc::make_mut(a);
+                for (x, &y) in k.slots.iter_mut().zip(&ok.slots) {
                     *x = x.saturating_add(y);
                 }
+                k.unmeasured = unmeasured;
             }
         }
     }
 }
 
-/// As a list of the slots' values (null: unknown).
+/// As a list of the slots' values (null: unknown; a null slot: unmeasured).
 impl serde::Serialize for Counters {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.known().map(|a| &a[..]).serialize(s)
+        self.known()
+            .map(|a| (0..a.len()).map(|i| self.get(i)).collect::<Vec<_>>())
+            .serialize(s)
     }
 }
 
 impl<'de> serde::Deserialize<'de> for Counters {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v: Option<Vec<u64>> = serde::Deserialize::deserialize(d)?;
+        let v: Option<Vec<Option<u64>>> = serde::Deserialize::deserialize(d)?;
         Ok(v.map_or(Counters::UNKNOWN, |v| {
             let mut c = Counters::zero();
+            let mut unmeasured: Mask = 0;
             for (i, x) in v.into_iter().enumerate() {
-                c.set(i, x);
+                match x {
+                    Some(x) => c.set(i, x),
+                    None if i < THREAD_COUNTERS => unmeasured |= 1 << i,
+                    None => {}
+                }
             }
+            c.set_unmeasured(unmeasured);
             c
         }))
     }

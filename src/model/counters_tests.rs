@@ -145,3 +145,64 @@ fn an_idle_thread_costs_eight_bytes() {
     assert_eq!(c.get(2), Some(9));
     assert!(!Counters::zero().any(), "set wrote through the shared zero");
 }
+
+/// Stolen time with the interrupt-time probes off: unknown through every
+/// reader (descriptor, slot, interval, sums, JSON), while the counters the
+/// probes did measure stay numbers.
+#[test]
+fn an_unmeasured_counter_reads_unknown_never_zero() {
+    let off = mask_of(STOLEN.slots());
+    assert_eq!(off, 0b111_1111_1111, "hardirq + ten softirq vectors");
+    let mut slots = [0; THREAD_COUNTERS];
+    slots[CTR_CROSS_NODE_MIGRATIONS] = 3;
+    slots[CTR_STOLEN_SOFTIRQ_NS] = 99; // a stray value is not believed
+    let before = Counters::with_unmeasured(&slots, off);
+    assert_eq!(STOLEN.total(&before), None);
+    assert_eq!(STOLEN.by_label(&before), None);
+    assert!(!STOLEN.measured(&before) && CROSS_NODE.measured(&before));
+    assert_eq!(before.get(CTR_STOLEN_HARDIRQ_NS), None);
+    assert_eq!(CROSS_NODE.total(&before), Some(3));
+    // idle threads share one zero array per mask
+    let (a, b) = (
+        Counters::with_unmeasured(&[0; THREAD_COUNTERS], off),
+        Counters::with_unmeasured(&[0; THREAD_COUNTERS], off),
+    );
+    assert!(std::ptr::eq(a.known().unwrap(), b.known().unwrap()));
+    assert_eq!(STOLEN.total(&a), None);
+
+    // the interval: unmeasured at either end is unmeasured
+    slots[CTR_CROSS_NODE_MIGRATIONS] = 5;
+    let now = Counters::with_unmeasured(&slots, off);
+    let mut anomalies = 0;
+    let d = now.since(Some(&before), &mut anomalies);
+    assert_eq!((STOLEN.total(&d), CROSS_NODE.total(&d)), (None, Some(2)));
+    let measured_now = Counters::of(&[(CTR_STOLEN_HARDIRQ_NS, 7), (CTR_CROSS_NODE_MIGRATIONS, 5)]);
+    let d2 = measured_now.since(Some(&before), &mut anomalies);
+    assert_eq!(STOLEN.total(&d2), None, "a count from an unmeasured start");
+    assert_eq!(anomalies, 0);
+    let same = now.since(Some(&now), &mut anomalies);
+    assert_eq!(STOLEN.total(&same), None);
+
+    // a process of such threads: unknown, not the sum of zeros
+    let mut sum = Counters::UNKNOWN;
+    sum.add(&d);
+    sum.add(&Counters::of(&[(CTR_STOLEN_HARDIRQ_NS, 10)]));
+    assert_eq!(
+        (STOLEN.total(&sum), CROSS_NODE.total(&sum)),
+        (None, Some(2))
+    );
+    let mut measured = Counters::zero();
+    measured.add(&Counters::of(&[(CTR_STOLEN_HARDIRQ_NS, 10)]));
+    assert_eq!(STOLEN.total(&measured), Some(10));
+
+    // JSON: null slots, and back
+    let json = serde_json::to_string(&now).unwrap();
+    assert!(json.starts_with("[null,null,"), "{json}");
+    let back: Counters = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, now);
+    let old: Counters = serde_json::from_str("[1,2,0,0,0,0,0,0,0,0,0,4]").unwrap();
+    assert_eq!(
+        (STOLEN.total(&old), CROSS_NODE.total(&old)),
+        (Some(3), Some(4))
+    );
+}

@@ -57,6 +57,7 @@ impl<'a> CpuRow<'a> {
             switches_s: c.switches_s,
             migr_in_s: c.migr_in_s,
             migr_out_s: c.migr_out_s,
+            irq: c.irq.clone(),
             history: Some(history),
             ..Default::default()
         }
@@ -274,7 +275,7 @@ const fn counter(
 const IRQ_FAMILY: &str = "schedtop_cpu_interrupt";
 const IRQ_HELP: &str = "Time one CPU spent in hardirq or softirq context, by source (proc_stat: tick-sampled unless the kernel has CONFIG_IRQ_TIME_ACCOUNTING; probes: measured).";
 
-pub static CPU_FIGURES: [CpuFigure; 18] = [
+pub static CPU_FIGURES: [CpuFigure; 20] = [
     CpuFigure {
         key: "cpu",
         unit: Unit::Id,
@@ -392,7 +393,28 @@ pub static CPU_FIGURES: [CpuFigure; 18] = [
             &[],
             |c| c.irq.as_ref().map(|i| i.stat_steal_ns),
         ),
+        column: col("STEAL%", 6, 11, Cell::Percent),
         get: |r| f(r.irq.as_ref().map(|i| i.steal_pct)),
+        ..BASE
+    },
+    // the view's IRQ% and SIRQ%: the probes' measured time where they are
+    // on, else /proc/stat's (tick-sampled without CONFIG_IRQ_TIME_ACCOUNTING)
+    CpuFigure {
+        key: "irq_shown_pct",
+        unit: Unit::Percent,
+        column: col("IRQ%", 4, 9, Cell::Percent),
+        get: |r| f(r.irq.as_ref().map(|i| i.probe_irq_pct.unwrap_or(i.irq_pct))),
+        ..BASE
+    },
+    CpuFigure {
+        key: "softirq_shown_pct",
+        unit: Unit::Percent,
+        column: col("SIRQ%", 5, 10, Cell::Percent),
+        get: |r| {
+            f(r.irq
+                .as_ref()
+                .map(|i| i.probe_softirq_pct.unwrap_or(i.softirq_pct)))
+        },
         ..BASE
     },
     CpuFigure {

@@ -91,6 +91,7 @@ mod tests {
             switches_s: Some(sw),
             migr_in_s: None,
             migr_out_s: None,
+            irq: None,
         };
         let view = CpuView {
             interval_s: 1.0,
@@ -109,6 +110,7 @@ mod tests {
                     switches_s: None,
                     migr_in_s: None,
                     migr_out_s: None,
+                    irq: None,
                 },
             ],
             ..Default::default()

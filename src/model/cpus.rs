@@ -5,7 +5,9 @@ use crate::model::counters::CTR_CROSS_NODE_MIGRATIONS;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use crate::model::flows::{node_flows, NodeFlow};
-use crate::model::rates::{busy_pct, cpu_intervals, elapsed_s, migration_deltas, ThreadInterval};
+use crate::model::rates::{
+    busy_pct, cpu_intervals, elapsed_s, migration_deltas, CpuIrqShares, ThreadInterval,
+};
 use crate::model::why::{cause_moves, MigCause};
 use crate::model::{Sample, Topology};
 
@@ -35,6 +37,8 @@ pub struct CpuFigures {
     /// migrations into / out of this CPU per second (any source CPU)
     pub migr_in_s: Option<f64>,
     pub migr_out_s: Option<f64>,
+    /// interrupt and steal shares (None: an end without them)
+    pub irq: Option<CpuIrqShares>,
 }
 
 /// The last interval, for both views.
@@ -152,6 +156,7 @@ pub fn derive_by(
                 switches_s: iv.map(|c| rate(c.switches)),
                 migr_in_s: has_migrations.then(|| rate(into.get(&cpu).copied().unwrap_or(0))),
                 migr_out_s: has_migrations.then(|| rate(out.get(&cpu).copied().unwrap_or(0))),
+                irq: iv.and_then(|c| c.irq.clone()),
             }
         })
         .collect();
@@ -386,6 +391,7 @@ mod tests {
                     switches_s: None,
                     migr_in_s: None,
                     migr_out_s: None,
+                    irq: None,
                 }],
                 ..Default::default()
             };

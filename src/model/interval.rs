@@ -37,6 +37,37 @@ pub struct SystemRates {
     /// the system's `some` CPU pressure over the interval, % of it
     /// (pressure_share.rs; None without PSI)
     pub pressure_some_pct: Option<f64>,
+    /// the share of all CPUs' time (%) in hardirqs, softirqs and steal
+    /// (`interrupt_steal_shares`; None: a CPU without interrupt figures)
+    pub interrupt_steal_pct: Option<[f64; 3]>,
+}
+
+/// The whole machine's hardirq, softirq and steal shares (% of all CPUs'
+/// time, as top's `hi si st`) from `prev` to `cur`, `dt` seconds.
+fn machine_interrupt_shares(prev: Option<&Sample>, cur: &Sample, dt: f64) -> Option<[f64; 3]> {
+    let prev = prev.filter(|_| dt > 0.0)?;
+    let shares: Option<Vec<super::rates::CpuIrqShares>> = cur
+        .cpus
+        .iter()
+        .map(|c| {
+            let p = prev.cpus.iter().find(|x| x.cpu == c.cpu)?.irq.as_ref()?;
+            Some(super::rates::cpu_irq_shares(p, c.irq.as_ref()?, dt))
+        })
+        .collect();
+    interrupt_steal_shares(&shares?)
+}
+
+/// The mean of CPUs' shares: interrupts from the probes where they are
+/// on, else /proc/stat's; None without CPUs.
+pub fn interrupt_steal_shares(cpus: &[super::rates::CpuIrqShares]) -> Option<[f64; 3]> {
+    let mut sum = [0.0; 3];
+    for i in cpus {
+        sum[0] += i.probe_irq_pct.unwrap_or(i.irq_pct);
+        sum[1] += i.probe_softirq_pct.unwrap_or(i.softirq_pct);
+        sum[2] += i.steal_pct;
+    }
+    let n = cpus.len() as f64;
+    (n > 0.0).then(|| sum.map(|s| s / n))
 }
 
 /// The figures of a row from its interval totals (moved into the row).
@@ -177,6 +208,7 @@ pub fn derive_reusing(
             let d = counter_delta(cur.system.context_switches, p.system.context_switches);
             ThreadInterval::per_s(d, dt)
         }),
+        interrupt_steal_pct: machine_interrupt_shares(prev, cur, dt),
         ..Default::default()
     };
     let paths: Vec<Arc<str>> = cur
@@ -342,21 +374,23 @@ fn idle_since(p: &ThreadSample, t: &ThreadSample) -> bool {
 struct EmptyIntervals(Vec<(IntervalShape, ThreadInterval, Tally)>);
 
 /// Which figures a thread has: migrations, cross-node migrations, the four
-/// histograms (none, fine, octaves only), why figures.
-type IntervalShape = [u8; 7];
+/// histograms (none, fine, octaves only), why figures; the counters'
+/// unmeasured slots.
+type IntervalShape = [u16; 8];
 
 impl EmptyIntervals {
     /// The interval of `t`, idle since `p` (`idle_since`), and its totals.
     fn of(&mut self, t: &ThreadSample, p: &ThreadSample) -> Option<(&ThreadInterval, &Tally)> {
-        let kind = |h: &Option<Log2Hist>| h.as_ref().map_or(0, |h| 1 + u8::from(h.octaves_only));
+        let kind = |h: &Option<Log2Hist>| h.as_ref().map_or(0, |h| 1 + u16::from(h.octaves_only));
         let shape = [
-            u8::from(t.migrations.is_some()),
-            u8::from(t.counters.is_known()),
+            u16::from(t.migrations.is_some()),
+            u16::from(t.counters.is_known()),
             kind(&t.slice_hist),
             kind(&t.wait_hist),
             kind(&t.wakeup_wait_hist),
             kind(&t.preempt_wait_hist),
-            u8::from(t.why.is_some()),
+            u16::from(t.why.is_some()),
+            t.counters.unmeasured(),
         ];
         let i = match self.0.iter().position(|e| e.0 == shape) {
             Some(i) => i,
@@ -409,6 +443,7 @@ fn reusable(row: &Row, t: &ThreadSample, paths: &[Arc<str>]) -> bool {
         && row.cgroup.as_deref() == path.map(|p| &**p)
         && row.migrations.is_some() == t.migrations.is_some()
         && row.counters.is_known() == t.counters.is_known()
+        && row.counters.unmeasured() == t.counters.unmeasured()
         && same_kind(row.slice_hist(), t.slice_hist.as_ref())
         && same_kind(row.wait_hist(), t.wait_hist.as_ref())
         && same_kind(row.wakeup_wait_hist(), t.wakeup_wait_hist.as_ref())
@@ -476,3 +511,64 @@ pub fn since_start(first: &Sample, cur: &Sample, key: RowKey) -> SinceStart {
 #[cfg(test)]
 #[path = "interval_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod interrupt_share_tests {
+    use super::*;
+    use crate::model::{CpuIrqSample, CpuSample};
+
+    /// Two CPUs after `k` seconds: /proc/stat irq 10 ms/s, softirq 40 ms/s,
+    /// steal 20 ms/s; the probes (when on) hardirq 30 and 10 ms/s, softirq
+    /// 60 ms/s.
+    fn sample(k: u64, probes: bool, cpus: usize) -> Sample {
+        let ms = |v: u64| v * 1_000_000 * k;
+        Sample {
+            cpus: (0..cpus as u32)
+                .map(|cpu| CpuSample {
+                    cpu,
+                    irq: Some(CpuIrqSample {
+                        stat_irq_ns: ms(10),
+                        stat_softirq_ns: ms(40),
+                        stat_steal_ns: ms(20),
+                        probe_irq_ns: probes.then(|| ms(if cpu == 0 { 30 } else { 10 })),
+                        probe_softirq_ns: probes.then(|| ms(60)),
+                    }),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn close(got: Option<[f64; 3]>, want: [f64; 3]) {
+        let got = got.unwrap();
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-9, "{got:?} vs {want:?}");
+        }
+    }
+
+    #[test]
+    fn machine_shares_prefer_the_probes_and_need_every_cpu() {
+        let shares = |a: &Sample, b: &Sample| machine_interrupt_shares(Some(a), b, 2.0);
+        // probes off: /proc/stat's; on: theirs (steal only from /proc/stat)
+        close(
+            shares(&sample(1, false, 2), &sample(3, false, 2)),
+            [1.0, 4.0, 2.0],
+        );
+        close(
+            shares(&sample(1, true, 2), &sample(3, true, 2)),
+            [2.0, 6.0, 2.0],
+        );
+        // a CPU without figures (an older recording's): unknown, not 0
+        let mut part = sample(3, false, 2);
+        part.cpus[1].irq = None;
+        assert_eq!(shares(&sample(1, false, 2), &part), None);
+        // a CPU new since the previous Sample, no CPUs, no previous Sample
+        assert_eq!(shares(&sample(1, false, 1), &sample(3, false, 2)), None);
+        assert_eq!(shares(&sample(1, false, 0), &sample(3, false, 0)), None);
+        assert_eq!(
+            machine_interrupt_shares(None, &sample(3, false, 2), 2.0),
+            None
+        );
+    }
+}

@@ -35,6 +35,8 @@ pub enum Cell {
     Percent,
     /// a count shown as an error when it is not 0
     Alarm,
+    /// `Percent`, left out of the header when unknown
+    PercentIfKnown,
 }
 
 /// Where the header shows a figure.
@@ -174,7 +176,7 @@ const BASE: SystemFigure = SystemFigure {
     get: |_| Value::None,
 };
 
-pub static SYSTEM_FIGURES: [SystemFigure; 14] = [
+pub static SYSTEM_FIGURES: [SystemFigure; 15] = [
     SystemFigure {
         key: "context_switches_per_s",
         unit: Unit::PerSecond,
@@ -326,6 +328,20 @@ pub static SYSTEM_FIGURES: [SystemFigure; 14] = [
             r.rates
                 .and_then(|x| x.migrations_s)
                 .map_or(Value::None, Value::F)
+        },
+        ..BASE
+    },
+    SystemFigure {
+        key: "hi_si_st_pct",
+        unit: Unit::Percent,
+        // top's `hi si st` added up: what interrupts and the hypervisor
+        // took of all CPUs, one figure to fit 80 columns (the CPU view
+        // splits it per CPU, as /metrics does)
+        header: header("hi+si+st", Cell::PercentIfKnown, 8),
+        get: |r| {
+            r.rates
+                .and_then(|x| x.interrupt_steal_pct)
+                .map_or(Value::None, |a| Value::F(a.iter().sum()))
         },
         ..BASE
     },

@@ -79,11 +79,11 @@ fn row_measured(f: Figure, r: &Row) -> bool {
             "p99_slice" => r.slice_hist().is_some(),
             "migr" => r.migrations.is_some(),
             _ => match m.get {
-                Get::Total(_) | Get::Column(..) | Get::ByLabel(_) => r.counters.is_known(),
+                Get::Total(d) | Get::Column(d, _) | Get::ByLabel(d) => d.measured(&r.counters),
                 Get::Row(_) => false,
             },
         },
-        Figure::Counter(_) => r.counters.is_known(),
+        Figure::Counter(d) => d.measured(&r.counters),
         _ => false,
     }
 }
@@ -373,6 +373,7 @@ mod tests {
             switches_s: None,
             migr_in_s: None,
             migr_out_s: None,
+            irq: None,
         };
         let view = CpuView {
             interval_s: 1.0,

@@ -7,23 +7,39 @@
 //! counters are known (codec.rs `F_COUNTERS`); older files carried the
 //! one counter of the time, cross-node migrations, in a field of its own
 //! (`F_XNODE`), which the decoder reads into its slot.
+//!
+//! Which slots the source did not measure (interrupt time with the
+//! interrupt-time probes off) travels as one more pseudo-slot,
+//! `UNMEASURED_SLOT`, written when it changes, its value the mask itself
+//! (a delta on 0): readers from before it skip it as a newer writer's slot
+//! (and read those figures as 0, as they always did).
 use super::codec_budget::{Budget, COUNTERS_SIZE};
 use super::varint::{put_delta, put_u64, Cursor, DResult, DecodeError};
-use crate::model::counters::{Counters, CTR_CROSS_NODE_MIGRATIONS, THREAD_COUNTERS};
+use crate::model::counters::{Counters, Mask, CTR_CROSS_NODE_MIGRATIONS, THREAD_COUNTERS};
 
 /// More slots than any build will have: a corrupt count or slot number.
 /// Nothing is allocated from either (the slots are a fixed array).
 const MAX_SLOTS: u64 = 256;
 
-pub(super) fn put_counters(out: &mut Vec<u8>, now: &Counters, before: Option<&Counters>) {
+/// The pseudo-slot carrying the unmeasured mask (counters.rs `Mask`).
+const UNMEASURED_SLOT: u64 = MAX_SLOTS - 1;
+
+pub(super) fn put_counters(out: &mut Vec<u8>, now_c: &Counters, before_c: Option<&Counters>) {
     let zero = [0; THREAD_COUNTERS];
-    let now = now.known().unwrap_or(&zero);
-    let before = before.and_then(Counters::known).unwrap_or(&zero);
+    let now = now_c.known().unwrap_or(&zero);
+    let before = before_c.and_then(Counters::known).unwrap_or(&zero);
     let changed = || (0..THREAD_COUNTERS).filter(|&i| now[i] != before[i]);
-    put_u64(out, changed().count() as u64);
+    let mask = now_c.unmeasured();
+    let mask_changed = mask != before_c.map_or(0, Counters::unmeasured);
+    put_u64(out, changed().count() as u64 + u64::from(mask_changed));
     for i in changed() {
         put_u64(out, i as u64);
         put_delta(out, now[i], before[i]);
+    }
+    // after the values: setting a value marks its slot measured
+    if mask_changed {
+        put_u64(out, UNMEASURED_SLOT);
+        put_delta(out, u64::from(mask), 0);
     }
 }
 
@@ -39,6 +55,12 @@ pub(super) fn get_counters(c: &mut Cursor, start: Counters, b: &mut Budget) -> D
         let slot = c.u64()?;
         if slot >= MAX_SLOTS {
             return Err(DecodeError("thread counter slot past the limit"));
+        }
+        if slot == UNMEASURED_SLOT {
+            let m = Mask::try_from(c.delta(0)?)
+                .map_err(|_| DecodeError("unmeasured counter mask past the slots"))?;
+            out.set_unmeasured(m);
+            continue;
         }
         // a slot this build does not know: its value is read and dropped
         let before = usize::try_from(slot)
@@ -103,6 +125,30 @@ mod tests {
         assert_eq!(out, [0]);
         let got = get_counters(&mut Cursor::new(&out), Counters::UNKNOWN, &mut budget()).unwrap();
         assert!(got.is_known() && !got.any());
+    }
+
+    #[test]
+    fn unmeasured_slots_round_trip() {
+        use crate::model::counters::{mask_of, STOLEN};
+        let off = mask_of(STOLEN.slots());
+        let mut a = Counters::of(&[(X, 4)]);
+        a.set_unmeasured(off);
+        let b = Counters::of(&[(X, 6), (0, 8)]);
+        for (n, r) in [(&a, None), (&a, Some(&a)), (&b, Some(&a)), (&a, Some(&b))] {
+            let mut out = Vec::new();
+            put_counters(&mut out, n, r);
+            let start = r.cloned().unwrap_or_else(Counters::zero);
+            let got = get_counters(&mut Cursor::new(&out), start, &mut budget()).unwrap();
+            assert_eq!(&got, n);
+            assert_eq!(STOLEN.total(&got), STOLEN.total(n));
+        }
+        assert_eq!(STOLEN.total(&a), None);
+        // a mask past the slots is refused
+        let mut out = Vec::new();
+        put_u64(&mut out, 1);
+        put_u64(&mut out, UNMEASURED_SLOT);
+        put_delta(&mut out, 1 << 20, 0);
+        assert!(get_counters(&mut Cursor::new(&out), Counters::zero(), &mut budget()).is_err());
     }
 
     #[test]

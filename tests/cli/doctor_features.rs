@@ -66,14 +66,39 @@ fn doctor_lists_each_feature_on_or_off_with_a_reason() {
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
         .unwrap_or_default();
     let reason = status("interrupt time").1;
+    let stolen = |key: &str| {
+        d.lines()
+            .find(|l| l.trim_start().starts_with(key))
+            .unwrap_or_else(|| panic!("doctor lacks {key}:\n{d}"))
+            .to_string()
+    };
+    let per_cpu = stolen("per CPU, irq/softirq:");
     if config.contains("CONFIG_IRQ_TIME_ACCOUNTING=y") {
         assert!(reason.contains("exact"), "{reason}");
+        assert!(
+            per_cpu.contains("CONFIG_IRQ_TIME_ACCOUNTING is set"),
+            "{per_cpu}"
+        );
     } else if config.contains("# CONFIG_IRQ_TIME_ACCOUNTING is not set") {
         assert!(reason.contains("tick-sampled"), "{reason}");
+        assert!(per_cpu.contains("tick-sampled"), "{per_cpu}");
+        assert!(
+            per_cpu.contains("CONFIG_IRQ_TIME_ACCOUNTING is not set"),
+            "{per_cpu}"
+        );
     } else {
         common::cannot_run("the kernel's config is not readable here");
     }
-    assert!(d.contains("steal:"), "doctor says nothing of steal:\n{d}");
+    // the probes are on here: the per-thread figure is measured
+    assert!(
+        stolen("per thread, interrupts:").contains("measured by"),
+        "{d}"
+    );
+    // /proc/<pid>/schedstat has three numbers (run, wait, slices): no steal
+    let schedstat = std::fs::read_to_string("/proc/self/schedstat").unwrap();
+    assert_eq!(schedstat.split_whitespace().count(), 3, "{schedstat}");
+    assert!(stolen("per thread, steal:").contains("none"), "{d}");
+    assert!(stolen("per CPU, steal:").contains("/proc/stat"), "{d}");
 }
 
 #[test]

@@ -134,6 +134,9 @@ fn wanted(key: &str) -> Want {
         "steal_pct" => N(5.0),
         "probe_irq_pct" => N(1.0),
         "probe_softirq_pct" => N(3.0),
+        // the view's IRQ% and SIRQ%: the probes' where they are on
+        "irq_shown_pct" => N(1.0),
+        "softirq_shown_pct" => N(3.0),
         "migrations_in_per_s" => N(4.0),
         "migrations_out_per_s" => N(10.0),
         // one interval kept: its own average (the history keeps f32) and

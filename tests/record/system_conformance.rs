@@ -18,7 +18,7 @@ use schedtop::export::openmetrics_totals::Totals;
 use schedtop::model::interval::derive;
 use schedtop::model::metrics::Value;
 use schedtop::model::system_metrics::{SystemRow, SYSTEM_FIGURES};
-use schedtop::model::{Losses, Pressure, Sample, ThreadSample};
+use schedtop::model::{CpuIrqSample, CpuSample, Losses, Pressure, Sample, ThreadSample};
 use schedtop::record::testdata::{synthetic_host, SynthOptions};
 use schedtop::ui::views::header::system_texts;
 
@@ -53,6 +53,22 @@ fn sample(second: bool) -> Sample {
         .into(),
         ..Default::default()
     };
+    // two CPUs, in 2 s: /proc/stat irq 20 and 40 ms, softirq 60 and 100
+    // ms, steal 10 and 30 ms (the probes off)
+    s.cpus = [(0, [20, 60, 10]), (1, [40, 100, 30])]
+        .into_iter()
+        .map(|(cpu, [i, si, st])| CpuSample {
+            cpu,
+            irq: Some(CpuIrqSample {
+                stat_irq_ns: 1_000_000 * i * k,
+                stat_softirq_ns: 1_000_000 * si * k,
+                stat_steal_ns: 1_000_000 * st * k,
+                probe_irq_ns: None,
+                probe_softirq_ns: None,
+            }),
+            ..Default::default()
+        })
+        .collect();
     let sys = &mut s.system;
     // /proc/stat ctxt: 900 switches in 2 s
     sys.context_switches = 10_000 + 900 * k;
@@ -101,6 +117,8 @@ fn wanted(key: &str) -> Want {
         "psi_cpu_full_us" => N(20_400.0),
         // thread 7 moved 8 times in 2 s, thread 8 not at all
         "migrations_per_s" => N(4.0),
+        // 260 ms of 2 CPUs' 4 s: hi 1.5 + si 4.0 + st 1.0
+        "hi_si_st_pct" => N(6.5),
         other => panic!("system figure {other} has no expected value here: add one"),
     }
 }

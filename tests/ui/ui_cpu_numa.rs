@@ -577,3 +577,43 @@ fn m_counts_one_migration_cause_at_a_time_and_the_causes_add_up() {
     assert!((back.cpu.as_ref().unwrap().totals_s().0 - total).abs() < 1e-9);
     assert!(!screen(&back, 200, 50).contains(" only, M: next"));
 }
+
+/// IRQ% SIRQ% STEAL% per CPU and the header's hi+si+st: the fixture's
+/// figures (ms per second, see fixtures/numa.rs) computed by hand, the
+/// probes' where they are on; the shares obey physics: interrupts within
+/// the CPU's busy time, steal within its idle time.
+#[test]
+fn interrupt_and_steal_shares_per_cpu_and_in_the_header() {
+    let (nodes, per, w, h) = (2, 4, 120, 40);
+    let app = app(nodes, per, w, h, &[Action::ShowCpus]);
+    let s = screen(&app, w, h);
+    assert!(s.contains("IRQ% SIRQ% STEAL%"), "{s}");
+    // the list's cells, one word each, in the columns' order
+    let cols = schedtop::model::cpu_metrics::columns();
+    let at = |k: &str| cols.iter().position(|(f, _)| f.key == k).unwrap();
+    let (busy_i, irq_i) = (at("busy_pct"), at("irq_shown_pct"));
+    let mut sum = 0.0;
+    for cpu in 0..nodes * per {
+        let c = f64::from(cpu);
+        let (irq, soft, steal) = (
+            6.0 * (1.0 + c % 2.0) / 10.0,
+            (20.0 + 5.0 * (c % 4.0)) / 10.0,
+            2.0 * (c % 3.0) / 10.0,
+        );
+        sum += irq + soft + steal;
+        let line = s
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(&cpu.to_string()))
+            .unwrap();
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            &cols[irq_i..irq_i + 3],
+            [percent(irq), percent(soft), percent(steal)],
+            "CPU {cpu}: {line}"
+        );
+        let busy: f64 = cols[busy_i].parse().unwrap();
+        assert!(irq + soft <= busy && steal <= 100.0 - busy + 1e-9, "{line}");
+    }
+    let want = format!("hi+si+st {:.1}%", sum / f64::from(nodes * per));
+    assert!(s.lines().take(4).any(|l| l.contains(&want)), "{want}:\n{s}");
+}

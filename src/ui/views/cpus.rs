@@ -1,6 +1,7 @@
 //! The CPU view (`c`): every CPU grouped by NUMA node (and LLC) with its
 //! run-queue length (last interval, average and maximum over the kept
-//! history, sparkline), busy %, switches/s and migrations in/out per second.
+//! history, sparkline), busy %, switches/s, migrations in/out per second
+//! and the interrupt and steal shares (IRQ% SIRQ% STEAL%).
 //! When the detailed list does not fit, a compact grid comes first: one
 //! heat glyph per CPU, one line per node with the node's summary, and the
 //! list below it scrolls (Up/Down). The list's columns are the CPU table's
@@ -337,7 +338,17 @@ pub fn render(app: &AppState, f: &mut Frame, area: Rect) {
     let w = usize::from(area.width);
     let h = usize::from(area.height);
     let sums = cpu_nodes::node_summaries(view, &app.cpu_history);
-    let head = Line::styled(format::truncate(&list_head(), w), theme::table_header());
+    // the sparkline's title goes first when the columns fill the width
+    let full = list_head();
+    let cols = full
+        .strip_suffix(&format!("  {SPARK_TITLE}"))
+        .unwrap_or(&full);
+    let text = if full.chars().count() > w {
+        cols
+    } else {
+        &full
+    };
+    let head = Line::styled(format::truncate(text, w), theme::table_header());
     let body = list_body(app, view, &sums, w);
     let mut lines = Vec::new();
     if body.len() < h {

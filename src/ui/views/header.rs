@@ -83,10 +83,13 @@ pub fn system_texts(row: &SystemRow) -> Vec<(&'static str, String, bool)> {
             continue;
         }
         let v = fig.value(row);
+        if h.cell == Cell::PercentIfKnown && matches!(v, Value::None) {
+            continue;
+        }
         let text = match (h.cell, &v) {
             (_, Value::None) => "-".to_string(),
             (Cell::Rate, Value::F(r)) => format::rate(*r),
-            (Cell::Percent, Value::F(p)) => format!("{p:.1}%"),
+            (Cell::Percent | Cell::PercentIfKnown, Value::F(p)) => format!("{p:.1}%"),
             (Cell::TwoDecimals, Value::Floats(v)) => v
                 .iter()
                 .map(|f| format!("{f:.2}"))

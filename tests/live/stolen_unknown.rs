@@ -1,0 +1,149 @@
+//! Stolen time is a measurement or unknown, never a 0 standing in for
+//! "not measured": the real binary on a spinner of this process, with the
+//! /proc source and with the interrupt-time probes off (stolen_ns null,
+//! STOLEN% `-`), and with them on (a number: a thread spinning on a CPU
+//! that has its scheduler tick is interrupted by it, so more than 0, and a
+//! small part of its CPU time). The other per-thread counter, cross-node
+//! migrations, stays a number throughout (a BPF source measures it).
+use crate::common;
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A schedtop process group, killed when dropped however the test ends.
+struct Group(Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        // SAFETY: kill of the process group this test made.
+        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
+        let _ = self.0.wait();
+    }
+}
+
+/// How the source runs.
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    Procfs,
+    ProbesOff,
+    ProbesOn,
+}
+
+/// schedtop `args` on this process: its stdout (a failure or a hang fails
+/// the test, with what it said on stderr).
+fn schedtop(mode: Mode, args: &[&str]) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_schedtop"));
+    cmd.args(args)
+        .args(["-i", "1", "-p", &common::getpid().to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    match mode {
+        Mode::Procfs => cmd.arg("--procfs").env_remove("SCHEDTOP_IRQ_TIME"),
+        Mode::ProbesOff => cmd.arg("--require-bpf").env_remove("SCHEDTOP_IRQ_TIME"),
+        Mode::ProbesOn => cmd.arg("--require-bpf").env("SCHEDTOP_IRQ_TIME", "1"),
+    };
+    let mut g = Group(cmd.spawn().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while g.0.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "schedtop {mode:?} did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (mut out, mut err) = (String::new(), String::new());
+    g.0.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    g.0.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(g.0.wait().unwrap().success(), "schedtop {mode:?}: {err}");
+    out
+}
+
+/// The spinner's row of the last batch interval.
+fn spinner_json(mode: Mode, tid: u32) -> serde_json::Value {
+    let out = schedtop(mode, &["--batch", "-n", "3"]);
+    let last: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    last["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tid"] == tid)
+        .unwrap_or_else(|| panic!("{mode:?}: tid {tid} not in {last}"))
+        .clone()
+}
+
+/// The STOLEN% cell of the spinner's row in a snapshot of the threads view.
+fn spinner_cell(mode: Mode, tid: u32) -> String {
+    let out = schedtop(
+        mode,
+        &[
+            "snapshot",
+            "--duration",
+            "2s",
+            "--format",
+            "txt",
+            "--size",
+            "220x12",
+        ],
+    );
+    let mut lines = out.lines();
+    let head = lines
+        .find(|l| l.contains("STOLEN%"))
+        .unwrap_or_else(|| panic!("{mode:?}: no STOLEN% column in\n{out}"));
+    // right-aligned: the cell ends where the title does
+    let end = head.find("STOLEN%").unwrap() + "STOLEN%".len();
+    let row = lines
+        .find(|l| l.split_whitespace().next() == Some(&tid.to_string()))
+        .unwrap_or_else(|| panic!("{mode:?}: no row for {tid} in\n{out}"));
+    let start = end - "STOLEN%".len();
+    row.get(start..end)
+        .unwrap_or_else(|| panic!("{mode:?}: short row {row:?}"))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn stolen_time_is_unknown_where_not_measured_and_a_number_where_it_is() {
+    let _serial = common::serial();
+    if common::bpf_source(vec![common::getpid()]).is_none() {
+        return;
+    }
+    let cpu = common::allowed_cpus()[0];
+    let spin = common::Workload::spinners(1, cpu);
+    let tid = spin.tids[0];
+
+    for mode in [Mode::Procfs, Mode::ProbesOff] {
+        let t = spinner_json(mode, tid);
+        assert!(t["stolen_ns"].is_null(), "{mode:?}: {t}");
+        assert!(t["stolen_by_kind_ns"].is_null(), "{mode:?}: {t}");
+        assert_eq!(spinner_cell(mode, tid), "-", "{mode:?}");
+    }
+    // BPF measures cross-node migrations whatever the interrupt probes do
+    let t = spinner_json(Mode::ProbesOff, tid);
+    assert_eq!(t["cross_node_migrations"].as_u64(), Some(0), "{t}");
+
+    let t = spinner_json(Mode::ProbesOn, tid);
+    let stolen = t["stolen_ns"].as_u64().unwrap_or_else(|| panic!("on: {t}"));
+    let oncpu = t["oncpu_ns"].as_u64().unwrap();
+    eprintln!("probes on: spinner stolen {stolen} ns of {oncpu} ns on CPU");
+    // a shared machine may give it little of the second, never none
+    assert!(oncpu > 20_000_000, "the spinner ran: {t}");
+    // the kernel counts interrupt time in the interrupted thread's CPU
+    // time (no CONFIG_IRQ_TIME_ACCOUNTING), so it cannot lose more
+    assert!(stolen > 0 && stolen <= oncpu, "{t}");
+    let by_kind: u64 = t["stolen_by_kind_ns"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(by_kind, stolen, "{t}");
+    let cell = spinner_cell(Mode::ProbesOn, tid);
+    let pct: f64 = cell
+        .parse()
+        .unwrap_or_else(|_| panic!("on: STOLEN% {cell:?}"));
+    assert!((0.0..=100.0).contains(&pct), "on: STOLEN% {pct}");
+    drop(spin);
+}
