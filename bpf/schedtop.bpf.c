@@ -277,8 +277,11 @@ static __always_inline void save_exited(struct task_struct *t, struct thread_sta
 
 static __always_inline void count_wait(struct thread_stats *s, u64 ns, u64 n, bool wakeup)
 {
-	u32 slot = fine_slot(ns);
+	u64 slot = fine_slot(ns);
 
+	/* hide what the compiler knows of the slot, so the bound check stays
+	 * on the register used as the index (the verifier needs it there) */
+	asm volatile("" : "+r"(slot));
 	if (slot >= HIST_SLOTS)
 		return;
 	if (wakeup)
@@ -329,6 +332,7 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 	switches = (nvcsw + nivcsw) - (s->nvcsw + s->nivcsw);
 	if (switches) {
 		slot = fine_slot(div_mostly_one(runtime - s->mark_runtime, switches));
+		asm volatile("" : "+r"(slot));
 		if (slot < HIST_SLOTS)
 			s->slice_hist[slot] += switches;
 	}
