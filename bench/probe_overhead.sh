@@ -10,7 +10,8 @@
 # it does anything (the kernel's dispatch; retpolines make it dear on this VM).
 # A fifth run is the default without the dirty-set marking that lets a 6.2+
 # drain read only the threads that changed (SCHEDTOP_READ_EVERY_TASK=1): the
-# probe's share of that saving.
+# probe's share of that saving. A sixth is the default with the probes that
+# sit behind a flag (wakers, interrupt time), so both ways are printed.
 # Prints every round and the median ratios (target <= 1.05).
 #   bench/probe_overhead.sh [PAIRS] [LOOPS]
 # SCHEDTOP_BIN=path picks the binary; SCHEDTOP_CPU=1 pins schedtop's own
@@ -72,28 +73,32 @@ ratios=()
 ratios_rd=()
 ratios_empty=()
 ratios_every=()
+ratios_flagged=()
 for i in $(seq 1 "$pairs"); do
     # rotate which run goes first, so a drift in the machine's load
     # does not favour one side
-    for k in $(seq 0 4); do
-        case $(((i + k) % 5)) in
+    for k in $(seq 0 5); do
+        case $(((i + k) % 6)) in
         0) base=$(one_run) ;;
         1) run_with; stamp=$with ;;
         2) run_with --run-delay-waits; rd=$with ;;
         3) SCHEDTOP_BENCH_EMPTY_PROBES=1 run_with; empty=$with ;;
         4) SCHEDTOP_READ_EVERY_TASK=1 run_with; every=$with ;;
+        5) SCHEDTOP_WAKERS=1 SCHEDTOP_IRQ_TIME=1 run_with; flagged=$with ;;
         esac
     done
     r=$(awk -v a="$stamp" -v b="$base" 'BEGIN {printf "%.4f", a / b}')
     r2=$(awk -v a="$rd" -v b="$base" 'BEGIN {printf "%.4f", a / b}')
     r3=$(awk -v a="$empty" -v b="$base" 'BEGIN {printf "%.4f", a / b}')
     r4=$(awk -v a="$every" -v b="$base" 'BEGIN {printf "%.4f", a / b}')
+    r5=$(awk -v a="$flagged" -v b="$base" 'BEGIN {printf "%.4f", a / b}')
     ratios_every+=("$r4")
+    ratios_flagged+=("$r5")
     ratios+=("$r")
     ratios_rd+=("$r2")
     ratios_empty+=("$r3")
-    printf 'round %2d: without %s us/op, with %s (ratio %s), --run-delay-waits %s (%s), empty probes %s (%s), no dirty sets %s (%s)\n' \
-        "$i" "$base" "$stamp" "$r" "$rd" "$r2" "$empty" "$r3" "$every" "$r4"
+    printf 'round %2d: without %s us/op, with %s (ratio %s), --run-delay-waits %s (%s), empty probes %s (%s), no dirty sets %s (%s), wakers+irq time %s (%s)\n' \
+        "$i" "$base" "$stamp" "$r" "$rd" "$r2" "$empty" "$r3" "$every" "$r4" "$flagged" "$r5"
 done
 median() {
     printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else printf "%.4f\n", (a[NR/2] + a[NR/2+1]) / 2}'
@@ -102,6 +107,7 @@ echo "median ratio (with schedtop / without), $pairs rounds: $(median "${ratios[
 echo "median ratio (with schedtop / without), $pairs rounds: $(median "${ratios_rd[@]}") (--run-delay-waits)"
 echo "median ratio (with schedtop / without), $pairs rounds: $(median "${ratios_empty[@]}") (the floor: the same programs, empty)"
 echo "median ratio (with schedtop / without), $pairs rounds: $(median "${ratios_every[@]}") (the default without dirty sets: every task read at every drain)"
+echo "median ratio (with schedtop / without), $pairs rounds: $(median "${ratios_flagged[@]}") (the default with the flagged probes on: SCHEDTOP_WAKERS=1 SCHEDTOP_IRQ_TIME=1)"
 if [ "${BPF_STATS:-}" = 1 ]; then
     awk '{t[$1] += $2; c[$1] += $3} END {for (n in t) if (c[n] > 0) printf "probe cost %-18s %6.0f ns/event over %d events (default and --run-delay-waits runs)\n", n, t[n] / c[n], c[n]}' "$work/stats" | sort
 fi

@@ -173,7 +173,11 @@ fn nice_reaches_the_column_json_csv_and_the_recording() {
         r.header().format_version,
         schedtop::record::format::FORMAT_VERSION
     );
-    assert_eq!(r.sample(1).unwrap(), b, "the format keeps the attributes");
+    // a filtered source also lists the processes above the kept ones for
+    // the tree; recordings do not carry that list (docs/filters.md)
+    let mut kept = b.clone();
+    kept.ancestors.clear();
+    assert_eq!(r.sample(1).unwrap(), kept, "the format keeps the attributes");
     let mut out = Vec::new();
     let opts = DumpOptions {
         format: Format::Csv,
