@@ -177,7 +177,11 @@ fn nice_reaches_the_column_json_csv_and_the_recording() {
     // the tree; recordings do not carry that list (docs/filters.md)
     let mut kept = b.clone();
     kept.ancestors.clear();
-    assert_eq!(r.sample(1).unwrap(), kept, "the format keeps the attributes");
+    assert_eq!(
+        r.sample(1).unwrap(),
+        kept,
+        "the format keeps the attributes"
+    );
     let mut out = Vec::new();
     let opts = DumpOptions {
         format: Format::Csv,
