@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the interrupt-time probes (bpf/stolen.bpf.h) cost on an interrupt-heavy
+# What the interrupt-time probes (bpf/irq_time.bpf.h) cost on an interrupt-heavy
 # load: a UDP flood over loopback in a private network namespace whose lo
 # steers received packets (RPS) to the last CPU, where a spinner runs, with
 # sender and receiver on the first CPU. Work done per second (packets

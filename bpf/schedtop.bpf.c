@@ -273,7 +273,7 @@ static __always_inline void save_exited(struct task_struct *t, struct thread_sta
 
 #include "dirty.bpf.h"
 #include "why.bpf.h"
-#include "stolen.bpf.h"
+#include "irq_time.bpf.h"
 
 static __always_inline void count_wait(struct thread_stats *s, u64 ns, u64 n, bool wakeup)
 {

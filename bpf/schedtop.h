@@ -233,11 +233,11 @@ struct cpu_stats {
 	 * the last full pass found on this CPU, thread_stats.on_cpu) */
 	u64 cur_tid;
 	u64 cur_start;
-	/* stolen.bpf.h (--stolen): interrupt time on this CPU, whoever was
+	/* irq_time.bpf.h (SCHEDTOP_IRQ_TIME=1): interrupt time on this CPU, whoever was
 	 * interrupted (the idle task too), cumulative ns */
 	u64 irq_ns;
 	u64 softirq_ns[SOFTIRQ_VECTORS];
-	/* stolen.bpf.h's clock: the current stretch began at irq_stamp, in a
+	/* irq_time.bpf.h's clock: the current stretch began at irq_stamp, in a
 	 * hardirq (irq_hard) or softirq vector irq_soft - 1, interrupting
 	 * irq_task. irq_soft is kept for the wakers too (why.bpf.h), with or
 	 * without the clock. */

@@ -346,7 +346,7 @@ static __always_inline u32 waker_id(void *ctx)
 			return pid ? pid : WAKER_IDLE;
 	}
 	/* a softirq (the preempt count says so), or no preempt count: the
-	 * vector the softirq probes (stolen.bpf.h) saw running, if any */
+	 * vector the softirq probes (irq_time.bpf.h) saw running, if any */
 	c = bpf_map_lookup_elem(&cpus, &zero);
 	if (c && c->irq_soft)
 		return softirq_waker(c->irq_soft - 1);

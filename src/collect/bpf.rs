@@ -134,7 +134,7 @@ impl BpfSource {
         );
         if super::features::wakers_on() {
             // who woke whom: the waker's side of every wakeup, and the
-            // softirq vector running on each CPU (why.bpf.h, stolen.bpf.h),
+            // softirq vector running on each CPU (why.bpf.h, irq_time.bpf.h),
             // unless the interrupt-time probes watch it already
             skel.links.handle_waking =
                 Some(skel.progs.handle_waking.attach().context(attach_failed)?);

@@ -1,4 +1,4 @@
-//! The interrupt-time probes (bpf/stolen.bpf.h): time hardirqs and softirqs
+//! The interrupt-time probes (bpf/irq_time.bpf.h): time hardirqs and softirqs
 //! take from the thread they interrupt, and each CPU's interrupt time. Off
 //! by default, on with `SCHEDTOP_IRQ_TIME=1`: attached on 6.1 and 6.12 they
 //! make the exit map refuse a few final records (the kernel matrix's 2,000
@@ -38,7 +38,7 @@ pub fn wanted() -> bool {
     std::env::var_os("SCHEDTOP_IRQ_TIME").is_some_and(|v| v != "0")
 }
 
-/// The programs of bpf/stolen.bpf.h and their tracepoints: `irq_soft_*`
+/// The programs of bpf/irq_time.bpf.h and their tracepoints: `irq_soft_*`
 /// on softirq_entry/exit, `irq_in_X` / `irq_out_X` on X_entry / X_exit.
 fn tracepoint_of(prog: &str) -> Option<String> {
     let (dir, name) = if let Some(n) = prog.strip_prefix("irq_in_") {

@@ -30,8 +30,8 @@
  * - an entry whose exit was not seen (the probes attached or detached in
  *   between, or an irq_enter()/irq_exit() path that skips irq_exit_rcu) is
  *   dropped at the next entry of the same kind, never charged. */
-#ifndef SCHEDTOP_STOLEN_BPF_H
-#define SCHEDTOP_STOLEN_BPF_H
+#ifndef SCHEDTOP_IRQ_TIME_BPF_H
+#define SCHEDTOP_IRQ_TIME_BPF_H
 
 /* A stretch longer than this is a lost exit, never charged. */
 #define MAX_STRETCH_NS 1000000000ULL
