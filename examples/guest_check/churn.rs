@@ -238,8 +238,10 @@ fn verdict(
     let probe_cross = cross_pairs(topo, &migration_deltas(Some(a), b));
     let perf_all: u64 = perf_cross.values().sum();
     let probe_all: u64 = probe_cross.values().sum();
-    // a move within a few µs of a drain can fall on either side of it
-    let slack = |x: u64| 2 + x / 50;
+    // a move during a drain can fall on either side of it; in a guest on a
+    // loaded host a drain takes tens of ms (28 vs 31 seen at load 1,000,
+    // the spinners' whole lives equal at the same time)
+    let slack = |x: u64| 3 + x / 25;
     for (pair, &n_lb) in &flows {
         let p = perf_cross.get(pair).copied().unwrap_or(0);
         if n_lb > p + slack(p) {
@@ -278,10 +280,13 @@ fn verdict(
         let perf = per_tid.get(&t.tid).copied().unwrap_or((0, 0));
         ours = (ours.0 + mine.0, ours.1 + mine.1);
         theirs = (theirs.0 + perf.0, theirs.1 + perf.1);
-        // cross-node moves exact; one move in ~140 was once counted by the
-        // probes and not by perf (6.12, 138 / 137, the cross-node ones
-        // equal): not yet explained, so it is printed and tolerated
-        if mine.1 != perf.1 || mine.0.abs_diff(perf.0) > 1 {
+        // one move in ~140 is now and then counted by the probes and not by
+        // perf (6.12: 138 / 137 with the cross-node ones equal; under a
+        // loaded host 15 / 14 with that move a cross-node one, 6 / 5): not
+        // yet explained, so it is printed and tolerated — one move a
+        // thread, and the cross-node count off only by that same move
+        let (dm, dc) = (mine.0 as i64 - perf.0 as i64, mine.1 as i64 - perf.1 as i64);
+        if dm.abs() > 1 || (dc != 0 && dc != dm) {
             off.push(format!("{}: {mine:?} perf {perf:?}", t.tid));
         } else if mine != perf {
             near.push(format!("{}: {mine:?} perf {perf:?}", t.tid));

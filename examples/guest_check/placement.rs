@@ -137,6 +137,46 @@ fn run_delay(pid: u32, tid: u32) -> Result<u64, String> {
         .ok_or_else(|| format!("cannot parse {p}"))
 }
 
+/// The CPU thread `tid` last ran on: field 39 of its stat, counted after
+/// the comm's closing parenthesis (a comm may hold spaces).
+fn last_cpu(pid: u32, tid: u32) -> Result<u32, String> {
+    let p = format!("/proc/{pid}/task/{tid}/stat");
+    let s = std::fs::read_to_string(&p).map_err(|e| format!("{p}: {e}"))?;
+    s.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(36))
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("cannot parse {p}"))
+}
+
+/// The threads whose stat says running (R) with `cpu` as their last CPU:
+/// what else sits on the waker's run queue when its wakeups stop pulling
+/// the victim back (wake_affine wants the waker alone there).
+fn runnable_on(cpu: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        for tid in kernel::tids(pid).unwrap_or_default() {
+            let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")) else {
+                continue;
+            };
+            let Some((head, rest)) = s.rsplit_once(')') else {
+                continue;
+            };
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            if f.first() == Some(&"R") && f.get(36).and_then(|c| c.parse().ok()) == Some(cpu) {
+                let comm = head.split_once('(').map_or("", |x| x.1);
+                out.push(format!("{tid} {comm}"));
+            }
+        }
+    }
+    out
+}
+
 /// Allow thread `tid` on `cpus`.
 fn set_cpus(tid: u32, cpus: &[u32]) -> Result<(), String> {
     // SAFETY: cpu_set_t is plain data; sched_setaffinity only reads it.
@@ -151,6 +191,39 @@ fn set_cpus(tid: u32, cpus: &[u32]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Where the knob is: debugfs since 5.13, a sysctl before.
+const MIGRATION_COST: [&str; 2] = [
+    "/sys/kernel/debug/sched/migration_cost_ns",
+    "/proc/sys/kernel/sched_migration_cost_ns",
+];
+
+/// The balancer on this guest pulls the queued victim to an idle far CPU
+/// within a tick or two, and its next wakeups stay there whenever another
+/// task (a delayed dequeue on 6.12 counts) shares the waker's run queue:
+/// the misplacement this finding is about rarely lasts a window. A task
+/// that ran within `migration_cost_ns` is "cache hot" and the balancer
+/// leaves it until its attempts fail a few times (and its interval grows),
+/// so for the check the cost is raised to a second, and put back after.
+struct MigrationCost(&'static str, String);
+
+impl MigrationCost {
+    fn raise() -> Result<MigrationCost, String> {
+        let path = MIGRATION_COST
+            .into_iter()
+            .find(|p| std::path::Path::new(p).exists())
+            .ok_or(format!("no migration cost knob ({MIGRATION_COST:?})"))?;
+        let old = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+        std::fs::write(path, "1000000000").map_err(|e| format!("{path}: {e}"))?;
+        Ok(MigrationCost(path, old.trim().to_string()))
+    }
+}
+
+impl Drop for MigrationCost {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.0, &self.1);
+    }
 }
 
 struct Child(std::process::Child);
@@ -206,18 +279,32 @@ pub fn wakeup_placement(src: &mut LiveSource) -> Outcome {
                 .is_ok_and(|c| c.trim() == VICTIM)
         })
         .ok_or("no victim thread")?;
+    let _hot = MigrationCost::raise()?;
     std::thread::sleep(Duration::from_secs(1));
     // under TCG the victim is now and then left on a far node for a whole
-    // window (see the misses' moves): up to three windows, each reported
+    // window (see the misses' moves): up to five windows, each reported
     let mut misses = Vec::new();
     let all: Vec<u32> = topo.cpus.iter().map(|c| c.cpu).collect();
-    for round in 1..=3 {
-        // start each window with the victim on the waker's CPU (an
-        // affinity move, then every CPU allowed again): from there only
-        // the balancer takes it away, never its wakeups
+    for round in 1..=5 {
+        // start each window with the victim on the waker's CPU: from there
+        // only the balancer takes it away, never its wakeups. A sleeping
+        // task keeps its CPU when its mask changes (the kernel moves only a
+        // queued or running one), so it is pinned until a wakeup has put it
+        // there, then every CPU is allowed again
         set_cpus(victim, &[waker_cpu])?;
+        let pinned_at = Instant::now();
+        while last_cpu(pid, victim)? != waker_cpu && pinned_at.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        let before = last_cpu(pid, victim)?;
         set_cpus(victim, &all)?;
-        std::thread::sleep(Duration::from_millis(200));
+        if before != waker_cpu {
+            misses.push(format!(
+                "round {round}: pinned to CPU {waker_cpu}, still on {before} after 2 s"
+            ));
+            continue;
+        }
         match window(src, &topo, &node0, pid, victim) {
             Ok(line) => return Ok(format!("window {round}: {line}; misses: {misses:?}")),
             Err(e) => misses.push(e),
@@ -292,8 +379,10 @@ fn window(src: &mut LiveSource, topo: &Topology, node0: &[u32], pid: u32, victim
         .find(|f| f.kind == FindingKind::WakeupPlacement && f.subject.id == Value::Int(pid.into()))
     else {
         return Err(format!(
-            "no wakeup_placement finding on pid {pid}: {head}; victim's moves {moves:?}, last on CPU {}",
-            b.thread(victim).map_or(u32::MAX, |t| t.cpu)
+            "no wakeup_placement finding on pid {pid}: {head}; victim's moves {moves:?}, last on CPU {}; runnable on CPU {}: {:?}",
+            b.thread(victim).map_or(u32::MAX, |t| t.cpu),
+            node0[0],
+            runnable_on(node0[0])
         ));
     };
     let num = |k: &str| match f.evidence.get(k) {
