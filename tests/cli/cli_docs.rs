@@ -78,7 +78,7 @@ fn version_names_the_commit_and_doctor_the_kernel_features() {
         assert!(d.contains("BPF probes:        loaded"), "{d}");
         assert!(d.contains("source:            bpf"), "{d}");
     } else {
-        skip::skip("doctor's BPF lines need root and kernel BTF");
+        skip::bpf_unavailable("doctor's BPF lines need root and kernel BTF");
     }
 }
 
