@@ -9,6 +9,7 @@ use crate::model::counters::Counters;
 use crate::model::rates::ThreadMatcher;
 use crate::model::row::no_name;
 
+pub use super::codec_ancestors::decode_compressed;
 use super::codec_attrs::{get_attrs, put_attrs};
 pub(super) use super::codec_budget::Budget;
 pub use super::codec_budget::{decoded_size, thread_size, MAX_DECODED};
@@ -91,7 +92,10 @@ pub fn encode_split(cur: &Sample, prev: Option<&Sample>) -> (Vec<u8>, Vec<usize>
 /// the thread streams go to zstd from where they were written (a key
 /// frame of 50,000 threads was 3.4 MB more at its peak, and a copy).
 pub fn encode_compressed(cur: &Sample, prev: Option<&Sample>, level: i32) -> Vec<u8> {
-    with_spare_streams(|st| compress_parts(&encode_parts(st, cur, prev), level))
+    let z = with_spare_streams(|st| compress_parts(&encode_parts(st, cur, prev), level));
+    // the ancestors beside the Sample (codec_ancestors.rs): read it with
+    // decode_compressed
+    super::codec_ancestors::with_ancestors(z, cur, prev)
 }
 
 /// The encoded Sample in its zstd blocks, in order: the head (through the
