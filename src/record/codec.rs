@@ -9,7 +9,6 @@ use crate::model::counters::Counters;
 use crate::model::rates::ThreadMatcher;
 use crate::model::row::no_name;
 
-pub use super::codec_ancestors::decode_compressed;
 use super::codec_attrs::{get_attrs, put_attrs};
 pub(super) use super::codec_budget::Budget;
 pub use super::codec_budget::{decoded_size, thread_size, MAX_DECODED};
@@ -196,6 +195,16 @@ fn decode_sample(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
     if !c.is_empty() {
         return Err(DecodeError("trailing bytes after Sample"));
     }
+    Ok(s)
+}
+
+/// A Sample as `encode_compressed` wrote it, with its ancestors (a delta
+/// without them has `prev`'s); `prev` as for `decode`.
+pub fn decode_compressed(payload: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
+    let ancestors = super::codec_ancestors::ancestors_of(payload)?;
+    let mut s = decode(&decompress(payload)?, prev)?;
+    s.ancestors =
+        ancestors.unwrap_or_else(|| prev.map(|p| p.ancestors.clone()).unwrap_or_default());
     Ok(s)
 }
 
@@ -582,6 +591,9 @@ impl RecentNames {
     }
 }
 
+#[cfg(test)]
+#[path = "codec_ancestors_tests.rs"]
+mod ancestors_tests;
 #[cfg(test)]
 #[path = "codec_tests.rs"]
 mod tests;

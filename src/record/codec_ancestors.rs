@@ -8,7 +8,6 @@
 //! version changes. A key frame carries them when there are any, a delta
 //! when they differ from the previous Sample's; a delta without them has
 //! the previous Sample's (none, in files written before them).
-use super::codec_zstd::decompress;
 use super::varint::{put_bytes, put_u64, Cursor, DResult, DecodeError};
 use crate::model::{AncestorProcess, Sample};
 
@@ -48,7 +47,7 @@ pub(super) fn with_ancestors(payload: Vec<u8>, cur: &Sample, prev: Option<&Sampl
 }
 
 /// Bytes the declared length takes at the start of `payload`.
-fn length_prefix(payload: &[u8]) -> usize {
+pub(super) fn length_prefix(payload: &[u8]) -> usize {
     let mut c = Cursor::new(payload);
     match c.u64() {
         Ok(_) => payload.len() - c.remaining(),
@@ -56,8 +55,9 @@ fn length_prefix(payload: &[u8]) -> usize {
     }
 }
 
-/// The ancestors' frame of `payload`, if it has one; None when it has not.
-fn ancestors_of(payload: &[u8]) -> DResult<Option<Vec<AncestorProcess>>> {
+/// The ancestors' frame of `payload`, if it has one; None when it has not
+/// (codec.rs `decode_compressed` then takes the previous Sample's).
+pub(super) fn ancestors_of(payload: &[u8]) -> DResult<Option<Vec<AncestorProcess>>> {
     let rest = &payload[length_prefix(payload)..];
     if rest.len() < 8 || rest[..4] != MAGIC.to_le_bytes() {
         return Ok(None);
@@ -84,91 +84,4 @@ fn ancestors_of(payload: &[u8]) -> DResult<Option<Vec<AncestorProcess>>> {
         return Err(DecodeError("trailing bytes after the ancestors"));
     }
     Ok(Some(out))
-}
-
-/// A compressed Sample as `encode_compressed` wrote it, on `prev` (the
-/// Sample before it for a delta, None for a key frame), with its ancestors.
-pub fn decode_compressed(payload: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
-    let ancestors = ancestors_of(payload)?;
-    let mut s = super::codec::decode(&decompress(payload)?, prev)?;
-    s.ancestors = match ancestors {
-        Some(a) => a,
-        None => prev.map(|p| p.ancestors.clone()).unwrap_or_default(),
-    };
-    Ok(s)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::record::codec::{decode, encode, encode_compressed};
-    use crate::record::testdata::{synthetic_samples, SynthOptions};
-
-    /// Two neighbouring Samples of `threads` threads.
-    fn two(threads: usize) -> (Sample, Sample) {
-        let mut v = synthetic_samples(&SynthOptions {
-            threads,
-            samples: 2,
-            ..Default::default()
-        });
-        let b = v.pop().unwrap();
-        (v.pop().unwrap(), b)
-    }
-
-    fn ancestor(pid: u32, ppid: u32, comm: &str) -> AncestorProcess {
-        AncestorProcess {
-            pid,
-            ppid,
-            comm: comm.into(),
-        }
-    }
-
-    #[test]
-    fn round_trip_and_what_a_reader_without_them_sees() {
-        let (mut s, mut next) = two(3);
-        s.ancestors = vec![ancestor(1, 0, "systemd"), ancestor(700, 1, "sshd: x (y)")];
-        let z = encode_compressed(&s, None, 3);
-        assert_eq!(decode_compressed(&z, None).unwrap(), s);
-        // a reader from before: its decompress and decode, no ancestors
-        let old = decode(&decompress(&z).unwrap(), None).unwrap();
-        assert!(old.ancestors.is_empty());
-        assert_eq!(
-            Sample {
-                ancestors: Vec::new(),
-                ..s.clone()
-            },
-            old
-        );
-
-        // a delta with the same ancestors carries none and reads them back
-        next.ancestors = s.ancestors.clone();
-        let d = encode_compressed(&next, Some(&s), 3);
-        assert!(ancestors_of(&d).unwrap().is_none());
-        assert_eq!(decode_compressed(&d, Some(&s)).unwrap(), next);
-        // ancestors gone: the delta says so (an empty list)
-        let mut gone = next.clone();
-        gone.ancestors.clear();
-        let d = encode_compressed(&gone, Some(&next), 3);
-        assert_eq!(ancestors_of(&d).unwrap(), Some(Vec::new()));
-        assert_eq!(decode_compressed(&d, Some(&next)).unwrap(), gone);
-        // a Sample from before them: no frame, no ancestors
-        let plain = super::super::codec_zstd::compress(&encode(&gone, None), &[], 3);
-        assert_eq!(decode_compressed(&plain, None).unwrap(), gone);
-    }
-
-    #[test]
-    fn damaged_ancestors_are_refused_not_misread() {
-        let (mut s, _) = two(2);
-        s.ancestors = vec![ancestor(1, 0, "init")];
-        let z = encode_compressed(&s, None, 3);
-        let at = length_prefix(&z);
-        // the frame's length past the payload
-        let mut bad = z.clone();
-        bad[at + 4..at + 8].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(decode_compressed(&bad, None).is_err());
-        // a count the data cannot hold
-        let mut bad = z.clone();
-        bad[at + 8] = 0x7f;
-        assert!(decode_compressed(&bad, None).is_err());
-    }
 }
