@@ -88,13 +88,16 @@ fn extra_sections(out: &mut Vec<u8>) -> std::io::Result<()> {
         writeln!(out, ".TP\n\\fB{var}\\fR\n{}", roff(what))?;
     }
     writeln!(out, ".SH EXIT STATUS")?;
-    writeln!(
-        out,
-        "0 on success, 1 on an error (said in one line on stderr). {}",
-        roff(
-            "schedtop why: 0 when nothing is wrong, 1 when a finding is a warning, 2 on an error."
-        )
-    )?;
+    for (command, codes) in EXIT_STATUS {
+        if command.is_empty() {
+            writeln!(out, "Every command but those named below:")?;
+        } else {
+            writeln!(out, ".SS \"schedtop {command}\"")?;
+        }
+        for (code, what) in *codes {
+            writeln!(out, ".TP\n\\fB{}\\fR\n{}", roff(code), roff(what))?;
+        }
+    }
     writeln!(out, ".SH SEE ALSO")?;
     writeln!(
         out,
@@ -103,6 +106,38 @@ fn extra_sections(out: &mut Vec<u8>) -> std::io::Result<()> {
     )?;
     Ok(())
 }
+
+/// Exit statuses as the code returns them: every command's (""), then the
+/// commands whose codes mean something else, each listing all of its own.
+/// tests/cli/cli_docs.rs checks the codes in src/ and the ones each
+/// command really exits with against the page.
+pub const EXIT_STATUS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "",
+        &[
+            ("0", "success; record, serve and trace also end with 0 when stopped by SIGINT or SIGTERM (record by SIGHUP too), their files complete"),
+            ("1", "an error, said in one line on stderr"),
+            ("2", "a command line the parser refused (its message on stderr), or stdout could not be written for another reason than a closed pipe"),
+            ("128+N", "ended by signal N: the live view re-raises SIGHUP, SIGINT, SIGQUIT or SIGTERM once the terminal is restored, and exits 129 (as SIGHUP would) when its terminal hangs up; a command printing to a pipe whose reader went away ends by SIGPIPE (141), as cat does"),
+        ],
+    ),
+    (
+        "diff",
+        &[
+            ("0", "the comparison was printed, however much the two windows differ (a difference is not a failure)"),
+            ("1", "an error, said in one line on stderr"),
+            ("2", "a command line the parser refused"),
+        ],
+    ),
+    (
+        "why",
+        &[
+            ("0", "nothing wrong was found (notes only, or no finding)"),
+            ("1", "a finding is a warning"),
+            ("2", "an error (one line on stderr), or a command line the parser refused"),
+        ],
+    ),
+];
 
 /// The environment variables schedtop reads (tests' own knobs left out).
 const ENVIRONMENT: &[(&str, &str)] = &[

@@ -395,7 +395,7 @@ fn window(src: &mut LiveSource, topo: &Topology, node0: &[u32], pid: u32, victim
         num("p99_wakeup_wait_ms"),
         num("idle_allowed_cpus"),
     );
-    let on = f.evidence.get("woken_on_cpus").map(|v| v.to_string());
+    let on = f.evidence.get("last_ran_on_cpus").map(|v| v.to_string());
     let mut bad = Vec::new();
     // the probes' wait and the kernel's agree (ms waits: within 10 %)
     if (wait_ms - kernel_wait_ms).abs() > 0.1 * kernel_wait_ms.max(1.0) {
@@ -414,11 +414,11 @@ fn window(src: &mut LiveSource, topo: &Topology, node0: &[u32], pid: u32, victim
     {
         bad.push("idle CPUs vs /proc/stat");
     }
-    // `woken_on_cpus` is where the victim last ran: an idle far CPU's
+    // `last_ran_on_cpus` is where the victim last ran: an idle far CPU's
     // balancer pulls it off the waker's queue now and then (its load
     // balance moves), and the next wakeup brings it back (wakeup moves)
     let line = format!(
-        "{head}; victim's moves: {}; finding: woken on CPU {}, wakeup wait {woken_s} s, p99 {p99} ms, idle allowed CPUs {idle_fig} (/proc/stat: {want_idle:.2}, the far nodes {far_idle:.2}); {bad:?}",
+        "{head}; victim's moves: {}; finding: last ran on CPU {}, wakeup wait {woken_s} s, p99 {p99} ms, idle allowed CPUs {idle_fig} (/proc/stat: {want_idle:.2}, the far nodes {far_idle:.2}); {bad:?}",
         moves.join(", "),
         on.unwrap_or_default()
     );

@@ -280,7 +280,9 @@ pub fn wakeup_placement(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
             "p99_wakeup_wait_ms",
             Value::round(f64::from(m.p99_wakeup_wait_us) / 1000.0, 2),
         );
-        ev.push("woken_on_cpus", Value::Text(cpus.clone()));
+        // where each thread last ran (ThreadSample::cpu), not where its
+        // wakeups queued: the probes do not record the wakeup's CPU
+        ev.push("last_ran_on_cpus", Value::Text(cpus.clone()));
         ev.push("idle_allowed_cpus", Value::round(m.idle_cpus, 2));
         out.push(Finding {
             kind: FindingKind::WakeupPlacement,
@@ -293,7 +295,7 @@ pub fn wakeup_placement(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
             impact,
             evidence: ev,
             text: format!(
-                "{} threads of {name} (pid {pid}) waited {:.2} s for a CPU after their wakeups (p99 {:.1} ms), {} of their runnable time, on CPUs {cpus}, while at least {:.1} other CPUs they may run on sat idle: the kernel placed their wakeups on busy CPUs.",
+                "{} threads of {name} (pid {pid}) waited {:.2} s for a CPU after their wakeups (p99 {:.1} ms), {} of their runnable time (last on CPUs {cpus}), while at least {:.1} other CPUs they may run on sat idle: the kernel placed their wakeups on busy CPUs.",
                 m.threads,
                 m.wakeup_wait_ns / 1e9,
                 f64::from(m.p99_wakeup_wait_us) / 1000.0,

@@ -143,7 +143,7 @@ fn wakeups_queued_on_a_busy_cpu_while_allowed_cpus_idle_are_named() {
     assert!((num(w, "wakeup_wait_s") - 12.0).abs() < 0.01, "{w:#?}");
     assert!(num(w, "p99_wakeup_wait_ms") >= 6.0, "{w:#?}");
     assert_eq!(
-        w.evidence.get("woken_on_cpus"),
+        w.evidence.get("last_ran_on_cpus"),
         Some(&Value::Text("0".into()))
     );
     // CPUs 1-3 are the others; the three least idle of them: 0 + 0.9 + 0.9

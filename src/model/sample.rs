@@ -335,8 +335,8 @@ pub struct Sample {
     pub outside: Vec<OutsideThread>,
     /// under a filter (`-p`, `-u`, `--cgroup`): the processes above the
     /// listed ones that the filter left out, up to the first process, so
-    /// the tree stays a tree; identity only, no counters (a live source;
-    /// a recording does not carry them)
+    /// the tree stays a tree; identity only, no counters (a recording
+    /// carries them beside the Sample: record/codec_ancestors.rs)
     #[serde(default)]
     pub ancestors: Vec<AncestorProcess>,
 }

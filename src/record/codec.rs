@@ -91,7 +91,10 @@ pub fn encode_split(cur: &Sample, prev: Option<&Sample>) -> (Vec<u8>, Vec<usize>
 /// the thread streams go to zstd from where they were written (a key
 /// frame of 50,000 threads was 3.4 MB more at its peak, and a copy).
 pub fn encode_compressed(cur: &Sample, prev: Option<&Sample>, level: i32) -> Vec<u8> {
-    with_spare_streams(|st| compress_parts(&encode_parts(st, cur, prev), level))
+    let z = with_spare_streams(|st| compress_parts(&encode_parts(st, cur, prev), level));
+    // the ancestors beside the Sample (codec_ancestors.rs): read it with
+    // decode_compressed
+    super::codec_ancestors::with_ancestors(z, cur, prev)
 }
 
 /// The encoded Sample in its zstd blocks, in order: the head (through the
@@ -192,6 +195,16 @@ fn decode_sample(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
     if !c.is_empty() {
         return Err(DecodeError("trailing bytes after Sample"));
     }
+    Ok(s)
+}
+
+/// A Sample as `encode_compressed` wrote it, with its ancestors (a delta
+/// without them has `prev`'s); `prev` as for `decode`.
+pub fn decode_compressed(payload: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
+    let ancestors = super::codec_ancestors::ancestors_of(payload)?;
+    let mut s = decode(&decompress(payload)?, prev)?;
+    s.ancestors =
+        ancestors.unwrap_or_else(|| prev.map(|p| p.ancestors.clone()).unwrap_or_default());
     Ok(s)
 }
 
@@ -578,6 +591,9 @@ impl RecentNames {
     }
 }
 
+#[cfg(test)]
+#[path = "codec_ancestors_tests.rs"]
+mod ancestors_tests;
 #[cfg(test)]
 #[path = "codec_tests.rs"]
 mod tests;

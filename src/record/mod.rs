@@ -1,7 +1,8 @@
 //! Recordings: Samples to a file and back (docs/recording-format.md).
 //!
 //! - `format`: frames (magic, length, CRCs); `varint`: bounded decoding;
-//! - `codec`: a Sample as a key frame or a delta on the previous one;
+//! - `codec`: a Sample as a key frame or a delta on the previous one
+//!   (`codec_ancestors`: a filter's ancestor processes beside it);
 //! - `header`: the segment header (host, topology, versions);
 //! - `index`: index frames (time → offset), chained back from the end;
 //! - `scan`: finding frames through the index or by walking, with resync;
@@ -15,6 +16,7 @@
 //! - `testdata`: deterministic synthetic Samples (tests, benches, fixture).
 pub mod black_box;
 pub mod codec;
+mod codec_ancestors;
 mod codec_attrs;
 mod codec_budget;
 mod codec_cgroups;

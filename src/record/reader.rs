@@ -356,9 +356,8 @@ impl<S: Storage> Reader<S> {
         if !e.matches(&h) {
             return Err("frame is not the one indexed".into());
         }
-        let raw = codec::decompress(&payload).map_err(|err| err.to_string())?;
         let base = if e.is_key() { None } else { prev };
-        codec::decode(&raw, base).map_err(|err| err.to_string())
+        codec::decode_compressed(&payload, base).map_err(|err| err.to_string())
     }
 
     /// For the writer appending: the last intact index frame and the frames

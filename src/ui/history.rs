@@ -154,8 +154,7 @@ impl History {
 
     fn decode_at(&self, i: usize, prev: Option<&Sample>) -> Result<Sample> {
         let f = &self.frames[i];
-        let raw = codec::decompress(&f.data).map_err(|e| anyhow!("kept Sample {i}: {e}"))?;
-        codec::decode(&raw, if f.key { None } else { prev })
+        codec::decode_compressed(&f.data, if f.key { None } else { prev })
             .map_err(|e| anyhow!("kept Sample {i}: {e}"))
     }
 }

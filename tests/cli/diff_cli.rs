@@ -216,7 +216,8 @@ fn bpf_here() -> bool {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     if !root || !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        return common::cannot_run("schedtop diff's recordings need root and kernel BTF");
+        common::skip::bpf_unavailable("schedtop diff's recordings need root and kernel BTF");
+        return false;
     }
     if common::allowed_cpus().len() < 2 {
         return common::cannot_run("spreading spinners needs two CPUs");

@@ -140,11 +140,7 @@ fn source() -> Option<BpfSource> {
     match BpfSource::start(topology, vec![getpid()], false, false) {
         Ok(s) => Some(s),
         Err(e) => {
-            assert!(
-                std::env::var("SCHEDTOP_REQUIRE_BPF").as_deref() != Ok("1"),
-                "BPF required but unavailable: {e:#}"
-            );
-            common::cannot_run(&format!("BPF cannot load here: {e:#}"));
+            common::skip::bpf_unavailable(&format!("BPF cannot load here: {e:#}"));
             None
         }
     }

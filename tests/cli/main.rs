@@ -23,6 +23,7 @@ mod dump_json;
 mod dump_why;
 mod procfs_fallback;
 mod screenshots_current;
+mod skip_rules;
 mod snapshot_cli;
 mod user_errors;
 mod why_cli;

@@ -26,7 +26,8 @@ pub fn serial() -> MutexGuard<'static, ()> {
 }
 
 /// A BPF source, or None (test skipped) where BPF truly cannot load. CI sets
-/// SCHEDTOP_REQUIRE_BPF=1, which turns that skip into a failure.
+/// SCHEDTOP_REQUIRE_BPF=1, which turns that skip into a failure
+/// (`skip::bpf_unavailable`).
 pub fn bpf_source(pids: Vec<u32>) -> Option<LiveSource> {
     bpf_source_with(pids, false)
 }
@@ -44,10 +45,7 @@ pub fn bpf_source_with(pids: Vec<u32>, run_delay_waits: bool) -> Option<LiveSour
     match LiveSource::open(&opts) {
         Ok(s) => Some(s),
         Err(e) => {
-            if std::env::var("SCHEDTOP_REQUIRE_BPF").as_deref() == Ok("1") {
-                panic!("BPF required (SCHEDTOP_REQUIRE_BPF=1) but unavailable: {e:#}");
-            }
-            eprintln!("SKIPPED: BPF cannot load here: {e:#}");
+            skip::bpf_unavailable(&format!("BPF cannot load here: {e:#}"));
             None
         }
     }

@@ -4,7 +4,6 @@
 //! (model/hist.rs slot_of_ns, model/rates.rs rq_slot_low).
 use crate::common;
 
-use common::cannot_run;
 use schedtop::collect::bpf::BucketCode;
 use schedtop::model::hist::{octave_of_us, slot_low_ns, slot_of_ns, HIST_SLOTS};
 use schedtop::model::rates::rq_slot_low;
@@ -13,10 +12,7 @@ fn code() -> Option<BucketCode> {
     match BucketCode::load() {
         Ok(c) => Some(c),
         Err(e) => {
-            if std::env::var("SCHEDTOP_REQUIRE_BPF").as_deref() == Ok("1") {
-                panic!("BPF required (SCHEDTOP_REQUIRE_BPF=1) but unavailable: {e:#}");
-            }
-            cannot_run(&format!("BPF cannot load here: {e:#}"));
+            common::skip::bpf_unavailable(&format!("BPF cannot load here: {e:#}"));
             None
         }
     }

@@ -81,10 +81,7 @@ fn stress(storage: Storage) {
     let mut src = match BpfSource::start_with(topology, vec![pid], false, Some(storage), false) {
         Ok(s) => s,
         Err(e) => {
-            if std::env::var("SCHEDTOP_REQUIRE_BPF").as_deref() == Ok("1") {
-                panic!("BPF required (SCHEDTOP_REQUIRE_BPF=1) but unavailable: {e:#}");
-            }
-            cannot_run(&format!("BPF cannot load here: {e:#}"));
+            common::skip::bpf_unavailable(&format!("BPF cannot load here: {e:#}"));
             return;
         }
     };

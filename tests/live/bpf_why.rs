@@ -21,11 +21,7 @@ fn source() -> Option<BpfSource> {
     match BpfSource::start(topology, vec![getpid()], false, false) {
         Ok(s) => Some(s),
         Err(e) => {
-            assert!(
-                std::env::var("SCHEDTOP_REQUIRE_BPF").as_deref() != Ok("1"),
-                "BPF required but unavailable: {e:#}"
-            );
-            eprintln!("SKIPPED: BPF cannot load here: {e:#}");
+            skip::bpf_unavailable(&format!("BPF cannot load here: {e:#}"));
             None
         }
     }

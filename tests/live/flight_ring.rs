@@ -25,12 +25,9 @@ fn recorder() -> Option<FlightRecorder> {
     match FlightRecorder::start(WINDOW, FlightOptions::default(), DEFAULT_BYTE_CAP) {
         Ok(r) => Some(r),
         Err(e) => {
-            if std::env::var("SCHEDTOP_REQUIRE_BPF").as_deref() == Ok("1") {
-                panic!(
-                    "BPF required (SCHEDTOP_REQUIRE_BPF=1) but the flight recorder failed: {e:#}"
-                );
-            }
-            eprintln!("SKIPPED: the flight recorder cannot start here (needs root): {e:#}");
+            common::skip::bpf_unavailable(&format!(
+                "the flight recorder cannot start here (needs root): {e:#}"
+            ));
             None
         }
     }

@@ -16,9 +16,14 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::tmux::{have_tmux, Tmux};
-use common::ui_kit::{press_char, screen};
+use common::ui_kit::{press, press_char, screen};
+use ratatui::crossterm::event::KeyCode;
 use schedtop::collect::{LiveOptions, LiveSource, Source, ThreadFilter};
 use schedtop::model::interval::RowKey;
+use schedtop::record::reader::Reader;
+use schedtop::ui::action::Action;
+use schedtop::ui::replay::Replay;
+use schedtop::ui::Session;
 use schedtop::ui::{AppState, Mode};
 
 /// tests/workloads/why_load.c built once, reachable as `tree_load` (the
@@ -250,6 +255,61 @@ fn p_grandchild_keeps_its_ancestors_dimmed() {
     let app = tree_of(&mut src);
     let me = common::getpid();
     let lines = check_tree(&app, me, f.0.id(), child, gc);
+    insta::assert_snapshot!("tree_ancestors_p_grandchild", lines);
+}
+
+/// `schedtop record -p <grandchild>` and the recording replayed: every
+/// Sample names the processes /proc shows above the grandchild, and the
+/// replay draws the tree the live view draws (the same snapshot).
+#[test]
+fn a_recording_under_p_replays_the_same_tree() {
+    let _g = common::serial();
+    let Some(f) = Family::start("") else { return };
+    let (child, gc) = wait_for_grandchild(&f);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.schedtop");
+    let out = Command::new(env!("CARGO_BIN_EXE_schedtop"))
+        .args(["record", "-i", "0.5", "--duration", "2s", "-p"])
+        .arg(gc.to_string())
+        .arg("-o")
+        .arg(&file)
+        .process_group(0)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // the chain as /proc shows it, from the grandchild's parent to pid 1
+    let mut want = Vec::new();
+    let mut pid = child;
+    while pid != 0 {
+        let (comm, ppid) = stat(pid).unwrap();
+        want.push((pid, ppid, comm));
+        pid = ppid;
+    }
+    want.sort();
+    assert!(want.len() >= 4, "{want:?}");
+    let mut r = Reader::open(&file).unwrap();
+    assert!(r.len() >= 3, "{} Samples", r.len());
+    for i in 0..r.len() {
+        let s = r.sample(i).unwrap();
+        let got: Vec<(u32, u32, String)> = s
+            .ancestors
+            .iter()
+            .map(|a| (a.pid, a.ppid, a.comm.to_string()))
+            .collect();
+        assert_eq!(got, want, "Sample {i}");
+    }
+    let last = r.len() - 1;
+    let mut replay = Session::replay_at(Replay::open(&file).unwrap(), last, false);
+    replay.apply(Action::Resize(160, 40));
+    // in a replay `t` steps; F5 is the tree
+    press(&mut replay, KeyCode::F(5));
+    assert!(replay.tree_shown());
+    let lines = check_tree(&replay, common::getpid(), f.0.id(), child, gc);
     insta::assert_snapshot!("tree_ancestors_p_grandchild", lines);
 }
 

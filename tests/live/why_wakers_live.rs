@@ -68,7 +68,7 @@ fn readers_blocked_on_pipes_are_named_as_woken_by_the_feeder_and_the_feeder_by_t
     let _g = common::serial();
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 || !Path::new("/sys/kernel/btf/vmlinux").exists() {
-        common::cannot_run("schedtop why's BPF tests need root and kernel BTF");
+        common::skip::bpf_unavailable("schedtop why's BPF tests need root and kernel BTF");
         return;
     }
     let Some(bin) = build() else { return };
