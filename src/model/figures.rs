@@ -274,8 +274,9 @@ static FIXED: &[LevelFigure] = &[
         seconds: false,
         label: Some("waker"),
         help: "Wakeups of {whose} from interrupt context or the idle task (hardirq, softirq by kind, idle), not charged to the interrupted thread.",
+        // no series where the wakers were not counted: unknown, not 0
         read: Read::Tally(|t| {
-            let w = t.why.as_ref()?;
+            let w = t.why.as_ref().filter(|w| w.wakers_known())?;
             Some(Reading::Counts(
                 PseudoWaker::ALL
                     .iter()
