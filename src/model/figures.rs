@@ -316,7 +316,11 @@ mod tests {
             wait_hist: Some(h.clone()),
             wakeup_wait_hist: Some(h.clone()),
             preempt_wait_hist: Some(h),
-            why: Some(Default::default()),
+            // wakers counted: their figure reads too
+            why: Some(crate::model::why::WhyCounts {
+                wakeups: Some(0),
+                ..Default::default()
+            }),
             ..Default::default()
         };
         for f in LEVEL_FIGURES.iter() {
