@@ -413,3 +413,44 @@ fn wakers_are_unknown_where_not_counted_and_the_ping_pong_where_they_are() {
     }
     drop(pp);
 }
+
+/// The last interval `schedtop dump` reads back from a recording of this
+/// process made in `mode`.
+fn recorded(mode: Mode, dir: &std::path::Path) -> serde_json::Value {
+    let file = dir.join(format!("{mode:?}.str"));
+    let path = file.to_str().unwrap();
+    finish(mode, &["record", "--duration", "3s", "-o", path]);
+    let out = Command::new(env!("CARGO_BIN_EXE_schedtop"))
+        .args(["dump", path])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "dump {mode:?}: {out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    serde_json::from_str(text.lines().last().expect("an interval")).unwrap()
+}
+
+#[test]
+fn a_recording_replays_the_wakers_as_they_were_counted() {
+    let _serial = common::serial();
+    if common::bpf_source(vec![common::getpid()]).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pp = PingPong::start();
+    let [ping, pong] = pp.tids;
+    pp.run(true);
+    // not counted: unknown on replay, not "woken by nobody"
+    let off = recorded(Mode::WakersOff, dir.path());
+    let t = row(&off, ping);
+    for k in ["woken_by", "woken_by_other", "woken_by_irq", "wakeups"] {
+        assert!(t[k].is_null(), "{k}: {t}");
+    }
+    assert!(t["blocked_on"]["pipe"].as_u64().unwrap_or(0) > 100, "{t}");
+    // counted: the figures as measured
+    let on = recorded(Mode::WakersOn, dir.path());
+    let t = row(&on, ping);
+    assert_eq!(t["woken_by"][0]["tid"], pong, "{t}");
+    let (top, wakeups) = (t["woken_by"][0]["count"].as_u64(), t["wakeups"].as_u64());
+    assert!(top > Some(100) && wakeups >= top, "{t}");
+    drop(pp);
+}
