@@ -6,7 +6,7 @@
 //! no waker series, although the pair wakes each other thousands of times a
 //! second. With SCHEDTOP_WAKERS=1 each thread's top waker is the other, as
 //! many times as the other wrote (the workload counts its writes), and
-//! `/metrics` has the series.
+//! `/metrics` has the series. A recording keeps the difference.
 use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -49,10 +49,11 @@ fn schedtop(mode: Mode, args: &[&str]) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    // other tests of this binary turn the wakers on process-wide
+    // said either way: other tests of this binary turn the wakers on
+    // process-wide, and off stays off if they are ever on by default
     match mode {
-        Mode::Procfs => cmd.arg("--procfs").env_remove("SCHEDTOP_WAKERS"),
-        Mode::WakersOff => cmd.arg("--require-bpf").env_remove("SCHEDTOP_WAKERS"),
+        Mode::Procfs => cmd.arg("--procfs").env("SCHEDTOP_WAKERS", "0"),
+        Mode::WakersOff => cmd.arg("--require-bpf").env("SCHEDTOP_WAKERS", "0"),
         Mode::WakersOn => cmd.arg("--require-bpf").env("SCHEDTOP_WAKERS", "1"),
     };
     cmd
@@ -398,9 +399,12 @@ fn wakers_are_unknown_where_not_counted_and_the_ping_pong_where_they_are() {
              {listed} wakeups listed, {counted} counted"
         );
         assert_eq!(other_wrote, ROUNDS);
-        // each write wakes the reader blocked on it: within 2 %
+        // each write wakes the reader blocked on it, unless the reader
+        // was preempted before it slept: within 3 %, as the kernel
+        // matrix's check (examples/guest_check/wakers.rs); seen 0.3-1.3 %
+        // below on the loaded 2-CPU test host
         assert!(
-            by_other.abs_diff(other_wrote) * 50 <= other_wrote,
+            by_other.abs_diff(other_wrote) * 100 <= other_wrote * 3,
             "{me} woken {by_other} times by {other}, which wrote {other_wrote}"
         );
         // the lists and the counter are read a moment apart: a wakeup in
