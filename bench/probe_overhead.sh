@@ -11,7 +11,9 @@
 # A fifth run is the default without the dirty-set marking that lets a 6.2+
 # drain read only the threads that changed (SCHEDTOP_READ_EVERY_TASK=1): the
 # probe's share of that saving. A sixth is the default with the probes that
-# sit behind a flag (wakers, interrupt time), so both ways are printed.
+# sit behind a flag (wakers, interrupt time), so both ways are printed;
+# SCHEDTOP_BENCH_FLAGGED picks which (default "SCHEDTOP_WAKERS=1
+# SCHEDTOP_IRQ_TIME=1"; "SCHEDTOP_WAKERS=1" measures the wakers alone).
 # Prints every round and the median ratios (target <= 1.05).
 #   bench/probe_overhead.sh [PAIRS] [LOOPS]
 # SCHEDTOP_BIN=path picks the binary; SCHEDTOP_CPU=1 pins schedtop's own
@@ -25,6 +27,14 @@ pairs=${1:-12}
 loops=${2:-200000}
 bin=${SCHEDTOP_BIN:-./target/release/schedtop}
 [ -x "$bin" ] || cargo build --release --locked -q
+# the sixth run's environment: SCHEDTOP_NAME=VALUE words
+read -r -a flagged_env <<<"${SCHEDTOP_BENCH_FLAGGED:-SCHEDTOP_WAKERS=1 SCHEDTOP_IRQ_TIME=1}"
+[ "${#flagged_env[@]}" -gt 0 ] || { echo "SCHEDTOP_BENCH_FLAGGED names no variable" >&2; exit 1; }
+for v in "${flagged_env[@]}"; do
+    [[ $v =~ ^SCHEDTOP_[A-Z0-9_]+=[^[:space:]]*$ ]] ||
+        { echo "SCHEDTOP_BENCH_FLAGGED: '$v' is not SCHEDTOP_NAME=VALUE" >&2; exit 1; }
+done
+flagged_label="${flagged_env[*]}"
 command -v perf >/dev/null || { echo "needs perf (apt-get install linux-perf)" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "needs root (BPF)" >&2; exit 1; }
 
@@ -47,11 +57,13 @@ one_run() {
         awk '/usecs\/op/ {print $1}'
 }
 
-# one run with schedtop attached (extra arguments passed on); sets $with
+# one run with schedtop attached (extra arguments passed on; $run_env: its
+# extra environment); sets $with
+run_env=()
 run_with() {
     local pin=()
     [ -n "${SCHEDTOP_CPU:-}" ] && pin=(taskset -c "$SCHEDTOP_CPU")
-    "${pin[@]}" "$bin" --batch -i 1 --require-bpf "$@" >"$work/out" 2>"$work/err" &
+    "${pin[@]}" env "${run_env[@]}" "$bin" --batch -i 1 --require-bpf "$@" >"$work/out" 2>"$work/err" &
     local pid=$!
     # attached once the first interval is printed
     for _ in $(seq 1 300); do
@@ -84,7 +96,12 @@ for i in $(seq 1 "$pairs"); do
         2) run_with --run-delay-waits; rd=$with ;;
         3) SCHEDTOP_BENCH_EMPTY_PROBES=1 run_with; empty=$with ;;
         4) SCHEDTOP_READ_EVERY_TASK=1 run_with; every=$with ;;
-        5) SCHEDTOP_WAKERS=1 SCHEDTOP_IRQ_TIME=1 run_with; flagged=$with ;;
+        5)
+            run_env=("${flagged_env[@]}")
+            run_with
+            run_env=()
+            flagged=$with
+            ;;
         esac
     done
     r=$(awk -v a="$stamp" -v b="$base" 'BEGIN {printf "%.4f", a / b}')
@@ -97,8 +114,8 @@ for i in $(seq 1 "$pairs"); do
     ratios+=("$r")
     ratios_rd+=("$r2")
     ratios_empty+=("$r3")
-    printf 'round %2d: without %s us/op, with %s (ratio %s), --run-delay-waits %s (%s), empty probes %s (%s), no dirty sets %s (%s), wakers+irq time %s (%s)\n' \
-        "$i" "$base" "$stamp" "$r" "$rd" "$r2" "$empty" "$r3" "$every" "$r4" "$flagged" "$r5"
+    printf 'round %2d: without %s us/op, with %s (ratio %s), --run-delay-waits %s (%s), empty probes %s (%s), no dirty sets %s (%s), %s %s (%s)\n' \
+        "$i" "$base" "$stamp" "$r" "$rd" "$r2" "$empty" "$r3" "$every" "$r4" "$flagged_label" "$flagged" "$r5"
 done
 median() {
     printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else printf "%.4f\n", (a[NR/2] + a[NR/2+1]) / 2}'
@@ -107,7 +124,7 @@ echo "median ratio (with schedtop / without), $pairs rounds: $(median "${ratios[
 echo "median ratio (with schedtop / without), $pairs rounds: $(median "${ratios_rd[@]}") (--run-delay-waits)"
 echo "median ratio (with schedtop / without), $pairs rounds: $(median "${ratios_empty[@]}") (the floor: the same programs, empty)"
 echo "median ratio (with schedtop / without), $pairs rounds: $(median "${ratios_every[@]}") (the default without dirty sets: every task read at every drain)"
-echo "median ratio (with schedtop / without), $pairs rounds: $(median "${ratios_flagged[@]}") (the default with the flagged probes on: SCHEDTOP_WAKERS=1 SCHEDTOP_IRQ_TIME=1)"
+echo "median ratio (with schedtop / without), $pairs rounds: $(median "${ratios_flagged[@]}") (the default with the flagged probes on: $flagged_label)"
 if [ "${BPF_STATS:-}" = 1 ]; then
     awk '{t[$1] += $2; c[$1] += $3} END {for (n in t) if (c[n] > 0) printf "probe cost %-18s %6.0f ns/event over %d events (default and --run-delay-waits runs)\n", n, t[n] / c[n], c[n]}' "$work/stats" | sort
 fi

@@ -243,8 +243,10 @@ impl Run {
             let Some(why) = s.thread(tid).and_then(|t| t.why.as_deref()) else {
                 continue;
             };
-            first.get_or_insert(why.wakeups);
-            last = why.wakeups;
+            // unknown where the wakers were not counted: nothing to add
+            let Some(wakeups) = why.wakeups else { continue };
+            first.get_or_insert(wakeups);
+            last = wakeups;
             if k == 0 {
                 continue;
             }

@@ -370,6 +370,7 @@ impl BpfSource {
             &mut self.wakers,
         );
         out.unmeasured = unmeasured;
+        out.wakers_counted = self.features.is_on(Feature::Wakers);
         let (book, cgroups) = (&mut self.book, &mut self.cgroups);
         let mut pass = book.begin(exited);
         for s in exited.iter() {
@@ -431,6 +432,7 @@ impl BpfSource {
             &mut self.wakers,
         );
         out.unmeasured = unmeasured;
+        out.wakers_counted = self.features.is_on(Feature::Wakers);
         let (book, cgroups) = (&mut self.book, &mut self.cgroups);
         let mut pass = book.begin(exited);
         for s in exited.iter() {

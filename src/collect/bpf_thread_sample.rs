@@ -22,6 +22,9 @@ pub(super) struct ThreadsOut<'a> {
     /// counter slots the probes do not measure on this run (interrupt time
     /// with the interrupt-time probes off): unknown, not 0
     pub unmeasured: Mask,
+    /// the probes count who woke each thread (SCHEDTOP_WAKERS=1); without
+    /// them its wakeups and wakers are unknown, not 0
+    pub wakers_counted: bool,
 }
 
 impl<'a> ThreadsOut<'a> {
@@ -42,6 +45,7 @@ impl<'a> ThreadsOut<'a> {
             names,
             wakers,
             unmeasured: 0,
+            wakers_counted: false,
         }
     }
 
@@ -95,7 +99,7 @@ impl<'a> ThreadsOut<'a> {
                 }
             },
             cgroup: cgroups.intern_id(&mut self.cgroups, s.cgroup_id),
-            why: Some(super::why_drain::why_of(s, pairs)),
+            why: Some(super::why_drain::why_of(s, pairs, self.wakers_counted)),
         });
     }
 }

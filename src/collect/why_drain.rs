@@ -37,12 +37,23 @@ pub(super) fn take_pairs<M: MapCore>(map: &M) -> Result<Pairs> {
 /// A thread's "why" figures; takes its preemptors out of `pairs`. All
 /// zero (every thread that has not switched since the probes attached) is
 /// one shared allocation rather than 160 bytes per thread (8 MB at 50,000).
-pub(super) fn why_of(s: &thread_stats, pairs: &mut Pairs) -> Arc<WhySample> {
-    static ZERO: LazyLock<Arc<WhySample>> = LazyLock::new(Default::default);
+/// `wakers_counted`: the probe counts wakeups and wakers (else it leaves
+/// them 0, which would read as "never woken": they are unknown).
+pub(super) fn why_of(s: &thread_stats, pairs: &mut Pairs, wakers_counted: bool) -> Arc<WhySample> {
+    // one all-zero copy with wakers unknown, one with none counted
+    static ZERO: LazyLock<[Arc<WhySample>; 2]> = LazyLock::new(|| {
+        [
+            Arc::default(),
+            Arc::new(WhySample {
+                wakeups: Some(0),
+                ..WhySample::default()
+            }),
+        ]
+    });
     let mut w = WhySample {
         migrations_by_cause: s.mig_cause,
         blocked_on: s.blocked_on,
-        wakeups: s.wakeups,
+        wakeups: wakers_counted.then_some(s.wakeups),
         ..WhySample::default()
     };
     for kind in PairKind::ALL {
@@ -51,8 +62,9 @@ pub(super) fn why_of(s: &thread_stats, pairs: &mut Pairs) -> Arc<WhySample> {
         *l = list;
         *r = rest;
     }
-    if w == **ZERO {
-        ZERO.clone()
+    let zero = &ZERO[usize::from(wakers_counted)];
+    if w == **zero {
+        zero.clone()
     } else {
         Arc::new(w)
     }

@@ -138,7 +138,10 @@ mod tests {
     fn causes_sum_to_migrations_and_reasons_to_voluntary_switches() {
         let mut t = Totals::new(crate::record::testdata::synthetic_host(&Default::default()));
         // first seen: 10 voluntary (8 on a pipe), 3 migrations (2 affinity)
-        let mut a = WhySample::default();
+        let mut a = WhySample {
+            wakeups: Some(0),
+            ..WhySample::default()
+        };
         a.blocked_on[3] = 8;
         a.migrations_by_cause[3] = 2;
         t.update(sample(1, 10, 3, a.clone()));
@@ -148,6 +151,7 @@ mod tests {
         // of its wakeups this interval: 9 by hardirqs, 2 by net softirqs
         // (its wakers by thread are not exported: unbounded)
         b.woken_by = vec![(77, 9), (0xffff_ff00, 9), (0xffff_ff02, 2)];
+        b.wakeups = Some(20);
         b.blocked_on[3] += 15;
         b.blocked_on[1] += 4;
         b.migrations_by_cause[1] += 4;
@@ -172,6 +176,32 @@ mod tests {
         has("schedtop_process_woken_by_irq_total{pid=\"5\",comm=\"w\",waker=\"softirq_net\"} 2.0");
         has("schedtop_process_woken_by_irq_total{pid=\"5\",comm=\"w\",waker=\"idle\"} 0.0");
         assert!(!om.contains("\"77\""), "no waker tids as labels");
+    }
+
+    #[test]
+    fn wakers_not_counted_write_no_series_at_any_level() {
+        let mut t = Totals::new(crate::record::testdata::synthetic_host(&Default::default()));
+        // the probes' waker counting off: wakeups unknown, no pairs
+        let mut a = WhySample::default();
+        a.blocked_on[3] = 8;
+        t.update(sample(1, 10, 0, a.clone()));
+        a.blocked_on[3] = 20;
+        t.update(sample(2, 30, 0, a));
+        let o = ExportOptions {
+            per_thread: true,
+            ..Default::default()
+        };
+        let om = render(&t, &o, 0);
+        assert!(
+            om.contains("schedtop_thread_blocked_on_total{pid=\"5\",tid=\"5\",comm=\"w\",reason=\"pipe\"} 20.0\n"),
+            "{om}"
+        );
+        // the family may be declared; no sample line of it, at any level
+        let series: Vec<&str> = om
+            .lines()
+            .filter(|l| !l.starts_with('#') && l.contains("woken_by"))
+            .collect();
+        assert!(series.is_empty(), "{series:?}");
     }
 
     #[test]

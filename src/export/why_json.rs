@@ -75,17 +75,19 @@ impl Serialize for Preemptors<'_> {
 /// Append the entries to a row's JSON object. Wakers: `woken_by` (threads,
 /// or per process the waking processes), `woken_by_other` (those not
 /// listed), `woken_by_irq` (interrupt context and the idle task) and
-/// `wakeups` (what the three sum to).
+/// `wakeups` (what the three sum to): null where the wakers were not
+/// counted, whatever the other figures.
 pub fn entries<M: SerializeMap>(m: &mut M, row: &Row) -> Result<(), M::Error> {
     let w = row.why.as_deref();
+    let k = w.filter(|w| w.wakers_known());
     m.serialize_entry("migrations_by_cause", &w.map(Causes))?;
     m.serialize_entry("blocked_on", &w.map(Reasons))?;
     m.serialize_entry("preempted_by", &w.map(|w| Preemptors(&w.preempted_by)))?;
     m.serialize_entry("preempted_by_other", &w.map(|w| w.preempted_by_rest))?;
-    m.serialize_entry("woken_by", &w.map(|w| Preemptors(&w.woken_by)))?;
-    m.serialize_entry("woken_by_other", &w.map(|w| w.woken_by_rest))?;
-    m.serialize_entry("woken_by_irq", &w.map(Irq))?;
-    m.serialize_entry("wakeups", &w.map(|w| w.wakeups))
+    m.serialize_entry("woken_by", &k.map(|w| Preemptors(&w.woken_by)))?;
+    m.serialize_entry("woken_by_other", &k.map(|w| w.woken_by_rest))?;
+    m.serialize_entry("woken_by_irq", &k.map(Irq))?;
+    m.serialize_entry("wakeups", &k.and_then(|w| w.wakeups))
 }
 
 #[cfg(test)]
@@ -110,11 +112,16 @@ mod tests {
 
     #[test]
     fn the_contract_names_with_other_filling_the_unattributed() {
+        // wakers counted, none yet
+        let counted = WhySample {
+            wakeups: Some(0),
+            ..WhySample::default()
+        };
         let before = Sample {
             mono_ns: 1_000_000_000,
             threads: vec![
-                thread(10, "victim", 5, 100, WhySample::default()),
-                thread(11, "bully", 0, 0, WhySample::default()),
+                thread(10, "victim", 5, 100, counted.clone()),
+                thread(11, "bully", 0, 0, counted.clone()),
             ]
             .into(),
             ..Default::default()
@@ -128,14 +135,14 @@ mod tests {
             // listed, 6 by hardirqs, 2 by timer softirqs
             woken_by: vec![(11, 25), (98, 4), (0xffff_ff00, 6), (0xffff_ff01, 2)],
             woken_by_rest: 3,
-            wakeups: 40,
+            wakeups: Some(40),
         };
         let after = Sample {
             mono_ns: 2_000_000_000,
             threads: vec![
                 // 4 migrations (1 unattributed), 32 blocks (2 unattributed)
                 thread(10, "victim", 9, 132, why),
-                thread(11, "bully", 0, 0, WhySample::default()),
+                thread(11, "bully", 0, 0, counted),
             ]
             .into(),
             ..Default::default()
@@ -192,5 +199,16 @@ mod tests {
         let v = serde_json::to_value(ThreadRecord(plain)).unwrap();
         assert!(v["blocked_on"].is_null() && v["preempted_by"].is_null());
         assert!(v["woken_by"].is_null() && v["woken_by_irq"].is_null());
+        // wakers not counted (their probe off): the waker figures null,
+        // the others as they are
+        let mut no_wakers = crate::model::interval::Row::clone(&d.threads[0]);
+        let mut w = no_wakers.why.as_deref().unwrap().clone();
+        w.wakeups = None;
+        no_wakers.why = Some(w.into());
+        let v = serde_json::to_value(ThreadRecord(no_wakers)).unwrap();
+        assert_eq!(v["blocked_on"]["pipe"], 30);
+        for k in ["woken_by", "woken_by_other", "woken_by_irq", "wakeups"] {
+            assert!(v[k].is_null(), "{k}: {v}");
+        }
     }
 }

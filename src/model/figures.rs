@@ -274,8 +274,9 @@ static FIXED: &[LevelFigure] = &[
         seconds: false,
         label: Some("waker"),
         help: "Wakeups of {whose} from interrupt context or the idle task (hardirq, softirq by kind, idle), not charged to the interrupted thread.",
+        // no series where the wakers were not counted: unknown, not 0
         read: Read::Tally(|t| {
-            let w = t.why.as_ref()?;
+            let w = t.why.as_ref().filter(|w| w.wakers_known())?;
             Some(Reading::Counts(
                 PseudoWaker::ALL
                     .iter()
@@ -315,7 +316,11 @@ mod tests {
             wait_hist: Some(h.clone()),
             wakeup_wait_hist: Some(h.clone()),
             preempt_wait_hist: Some(h),
-            why: Some(Default::default()),
+            // wakers counted: their figure reads too
+            why: Some(crate::model::why::WhyCounts {
+                wakeups: Some(0),
+                ..Default::default()
+            }),
             ..Default::default()
         };
         for f in LEVEL_FIGURES.iter() {

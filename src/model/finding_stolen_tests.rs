@@ -230,7 +230,7 @@ fn woken_blockers(k: u32, by_writer: u64, own: bool, counted: bool) -> Vec<super
                 WhySample {
                     blocked_on: b,
                     woken_by: vec![(waker, by_writer), (PSEUDO_WAKER_BASE, per - by_writer)],
-                    wakeups: per,
+                    wakeups: Some(per),
                     ..Default::default()
                 }
             } else {
@@ -253,7 +253,7 @@ fn woken_blockers(k: u32, by_writer: u64, own: bool, counted: bool) -> Vec<super
             t.why = Some(Arc::new(WhySample {
                 blocked_on: b,
                 woken_by: vec![(PSEUDO_WAKER_BASE, 950), (70, 50)],
-                wakeups: 1_000,
+                wakeups: Some(1_000),
                 ..Default::default()
             }));
         });

@@ -72,8 +72,9 @@ pub fn interrupt_steal_shares(cpus: &[super::rates::CpuIrqShares]) -> Option<[f6
 
 /// The figures of a row from its interval totals (moved into the row).
 /// `no_why` is shared by every row whose interval has no why figures (an
-/// idle thread's): no allocation per idle row.
-fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
+/// idle thread's): no allocation per idle row; one with its wakers unknown,
+/// one with none counted.
+fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &NoWhy) {
     let Some(t) = t else { return };
     // (one copy of the shared unknown figures, then written in place)
     let row: &mut RowFigures = row;
@@ -107,11 +108,22 @@ fn fill(row: &mut Row, t: Option<Tally>, dt: f64, no_why: &Arc<WhyCounts>) {
     ]);
     row.why = t.why.map(|mut w| {
         if w.is_empty() {
-            return no_why.clone();
+            return no_why[usize::from(w.wakers_known())].clone();
         }
         w.label();
         Arc::new(w)
     });
+}
+
+/// The empty why figures, wakers unknown and counted (none).
+type NoWhy = [Arc<WhyCounts>; 2];
+
+fn no_why() -> NoWhy {
+    let counted = WhyCounts {
+        wakeups: Some(0),
+        ..WhyCounts::default()
+    };
+    [Arc::new(WhyCounts::default()), Arc::new(counted)]
 }
 
 /// A row with nothing counted yet.
@@ -222,7 +234,7 @@ pub fn derive_reusing(
         .map(|c| Arc::from(short_name(&c.path)))
         .collect();
     let mut cgroups = CgroupAcc::new(cur);
-    let no_why = Arc::new(WhyCounts::default());
+    let no_why = no_why();
     // (not `each_interval`: its (thread, interval) pairs, ~300 bytes, were
     // copied through two iterator adapters per thread, 7 % of the live
     // view at 50,000 threads)
@@ -374,8 +386,8 @@ fn idle_since(p: &ThreadSample, t: &ThreadSample) -> bool {
 struct EmptyIntervals(Vec<(IntervalShape, ThreadInterval, Tally)>);
 
 /// Which figures a thread has: migrations, cross-node migrations, the four
-/// histograms (none, fine, octaves only), why figures; the counters'
-/// unmeasured slots.
+/// histograms (none, fine, octaves only), why figures (none, wakers
+/// unknown, wakers counted); the counters' unmeasured slots.
 type IntervalShape = [u16; 8];
 
 impl EmptyIntervals {
@@ -389,7 +401,7 @@ impl EmptyIntervals {
             kind(&t.wait_hist),
             kind(&t.wakeup_wait_hist),
             kind(&t.preempt_wait_hist),
-            u16::from(t.why.is_some()),
+            why_kind(t.why.as_deref().map(|w| w.wakeups.is_some())),
             t.counters.unmeasured(),
         ];
         let i = match self.0.iter().position(|e| e.0 == shape) {
@@ -448,7 +460,14 @@ fn reusable(row: &Row, t: &ThreadSample, paths: &[Arc<str>]) -> bool {
         && same_kind(row.wait_hist(), t.wait_hist.as_ref())
         && same_kind(row.wakeup_wait_hist(), t.wakeup_wait_hist.as_ref())
         && same_kind(row.preempt_wait_hist(), t.preempt_wait_hist.as_ref())
-        && row.why.is_some() == t.why.is_some()
+        && why_kind(row.why.as_deref().map(|w| w.wakers_known()))
+            == why_kind(t.why.as_deref().map(|w| w.wakeups.is_some()))
+}
+
+/// No why figures, why figures with wakers unknown, or with wakers counted
+/// (`known`: whether they were).
+fn why_kind(known: Option<bool>) -> u16 {
+    known.map_or(0, |k| 1 + u16::from(k))
 }
 
 /// Both histograms absent, or both present and of the same resolution.

@@ -449,7 +449,11 @@ static FIXED: &[Metric] = &[
         unit: Unit::Name,
         column: col("WOKEN BY", 12, 16),
         field: None,
-        get: Get::Row(|r| r.why.as_ref().map_or(Value::None, |w| text(&w.woken_label))),
+        // unknown where the wakers were not counted (the label is empty then too)
+        get: Get::Row(|r| {
+            let w = r.why.as_ref().filter(|w| w.wakers_known());
+            w.map_or(Value::None, |w| text(&w.woken_label))
+        }),
         help: Some("WOKEN BY: who woke it most (a thread, hardirq, softirq_*, idle), its share"),
     },
     Metric {

@@ -124,9 +124,11 @@ pub struct WhySample {
     #[serde(default)]
     pub woken_by_rest: u64,
     /// wakeups the probe counted in the list (cumulative): the list and the
-    /// rest of an interval sum to its delta
+    /// rest of an interval sum to its delta. None where the source does not
+    /// count wakers (the probes' waker counting off, older recordings):
+    /// then every waker figure is unknown, not 0, and the lists are empty
     #[serde(default)]
-    pub wakeups: u64,
+    pub wakeups: Option<u64>,
 }
 
 /// Which pair list: the probe's `PAIR_*` kinds (bpf/schedtop.h).
@@ -254,8 +256,9 @@ pub struct WhyCounts {
     /// wakeups from interrupt context or the idle task (`PseudoWaker`)
     pub woken_by_irq: [u64; PSEUDO_WAKERS],
     /// wakeups the probe counted: the lists, rest and pseudo-wakers sum to
-    /// it
-    pub wakeups: u64,
+    /// it. None: the wakers were not counted, and every waker figure of the
+    /// row is unknown (null in JSON, `-` on screen, no series in /metrics)
+    pub wakeups: Option<u64>,
     /// the table's cells, set by `label`: the top block reason and its
     /// share ("pipe 98%"), the dominant migration cause ("bal"), the top
     /// waker and its share ("writer 97%", "hardirq 99%")
@@ -272,6 +275,16 @@ fn delta<const N: usize>(now: &[u64; N], before: Option<&[u64; N]>) -> [u64; N] 
         }
     }
     out
+}
+
+/// The wakeups of the interval: unknown where either end did not count
+/// them (a delta on an uncounted start would be the thread's whole life).
+fn wakeups_since(now: &WhySample, before: Option<&WhySample>) -> Option<u64> {
+    let n = now.wakeups?;
+    match before {
+        None => Some(n),
+        Some(b) => Some(n.saturating_sub(b.wakeups?)),
+    }
 }
 
 /// Put what the causes do not explain into "other": a migration or a
@@ -301,7 +314,7 @@ pub fn interval(
         preempted_by: Vec::new(),
         preempted_by_rest: now.preempted_by_rest,
         woken_by_rest: now.woken_by_rest,
-        wakeups: now.wakeups.saturating_sub(before.map_or(0, |b| b.wakeups)),
+        wakeups: wakeups_since(now, before),
         ..WhyCounts::default()
     };
     // the pseudo-wakers are the interval's counts as they are: no names
@@ -319,11 +332,12 @@ pub fn interval(
 }
 
 impl WhyCounts {
-    /// Nothing counted: no migration, no block, no preemption.
+    /// Nothing counted: no migration, no block, no preemption, no wakeup
+    /// (whether wakeups were counted or not).
     pub fn is_empty(&self) -> bool {
         self.preempted_by.is_empty()
             && self.preempted_by_rest == 0
-            && self.wakeups == 0
+            && self.wakeups.unwrap_or(0) == 0
             && self.woken_by.is_empty()
             && self.migrations_by_cause.iter().all(|&n| n == 0)
             && self.blocked_on.iter().all(|&n| n == 0)
@@ -388,7 +402,17 @@ impl WhyCounts {
         for (a, b) in self.woken_by_irq.iter_mut().zip(&o.woken_by_irq) {
             *a = a.saturating_add(*b);
         }
-        self.wakeups = self.wakeups.saturating_add(o.wakeups);
+        // known where either is (a source counts wakers for every thread
+        // or none; a row's sum starts from nothing)
+        self.wakeups = match (self.wakeups, o.wakeups) {
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// Whether the waker figures were counted (else they are unknown).
+    pub fn wakers_known(&self) -> bool {
+        self.wakeups.is_some()
     }
 
     /// The cause with the most migrations, if any migrated.
@@ -491,6 +515,34 @@ mod tests {
         let (r, share) = w.top_block().unwrap();
         assert_eq!(r, BlockReason::Futex);
         assert!((share - 4.0 / 6.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn wakers_not_counted_stay_unknown_through_the_interval_and_the_sums() {
+        let counted = |n| WhySample {
+            wakeups: Some(n),
+            ..WhySample::default()
+        };
+        let off = WhySample::default();
+        // counted at both ends: the delta
+        assert_eq!(
+            interval(&counted(9), Some(&counted(4)), None, 0).wakeups,
+            Some(5)
+        );
+        assert_eq!(interval(&counted(9), None, None, 0).wakeups, Some(9));
+        // not counted at either end: unknown, never 0 or the whole count
+        let w = interval(&off, Some(&off), None, 0);
+        assert_eq!(w.wakeups, None);
+        assert!(!w.wakers_known() && w.is_empty());
+        assert_eq!(interval(&counted(9), Some(&off), None, 0).wakeups, None);
+        assert_eq!(interval(&off, Some(&counted(4)), None, 0).wakeups, None);
+        // a sum starts unknown and is known once a known row is added
+        let mut sum = WhyCounts::default();
+        sum.add(&w);
+        assert_eq!(sum.wakeups, None);
+        sum.add(&interval(&counted(3), None, None, 0));
+        sum.add(&interval(&counted(4), None, None, 0));
+        assert_eq!(sum.wakeups, Some(7));
     }
 
     #[test]

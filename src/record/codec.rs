@@ -20,7 +20,7 @@ pub(super) use super::codec_streams::STREAMS;
 use super::codec_streams::{get_ns, put_ns, with_spare_streams, Streams};
 use super::codec_why::{
     decode_outside, decode_wakers, decode_why, encode_outside, encode_wakers, encode_why,
-    has_wakers, has_why,
+    has_wakers, has_why, wakers_unknown,
 };
 use super::codec_zstd::compress_parts;
 pub use super::codec_zstd::{compress, decompress};
@@ -188,9 +188,12 @@ fn decode_sample(raw: &[u8], prev: Option<&Sample>) -> DResult<Sample> {
     if !c.is_empty() {
         s.outside = decode_outside(&mut c, &mut budget)?;
     }
-    // then the wakers (older Samples end before)
+    // then the wakers (older Samples, and those whose source did not
+    // count them, end before: unknown, not "woken by nobody")
     if !c.is_empty() {
         decode_wakers(&mut c, &mut s, p)?;
+    } else {
+        wakers_unknown(&mut s);
     }
     if !c.is_empty() {
         return Err(DecodeError("trailing bytes after Sample"));

@@ -121,7 +121,7 @@ fn with_why() -> Vec<Sample> {
                         )
                         .collect(),
                     woken_by_rest: k * (i % 2),
-                    wakeups: k * 100 + i,
+                    wakeups: Some(k * 100 + i),
                 }
                 .into(),
             );
@@ -157,13 +157,14 @@ fn why_figures_round_trip_and_truncations_fail() {
         if let Ok(s) = decode(&raw[..cut], Some(&samples[1])) {
             assert_ne!(s, whole, "cut {cut}");
             if !s.outside.is_empty() {
-                // cut before the wakers: every thread woken by nobody
+                // cut before the wakers: every thread's wakers unknown
+                // (as a Sample whose source did not count them)
                 assert_eq!(s.outside, whole.outside, "cut {cut}");
-                assert!(s
-                    .threads
-                    .iter()
-                    .filter_map(|t| t.why.as_deref())
-                    .all(|w| { w.wakeups == 0 && w.woken_by.is_empty() && w.woken_by_rest == 0 }));
+                assert!(s.threads.iter().filter_map(|t| t.why.as_deref()).all(|w| w
+                    .wakeups
+                    .is_none()
+                    && w.woken_by.is_empty()
+                    && w.woken_by_rest == 0));
                 assert_eq!(s.system.losses.wake_pairs_full, 0);
                 continue;
             }
@@ -177,6 +178,50 @@ fn why_figures_round_trip_and_truncations_fail() {
                 }
             }
         }
+    }
+}
+
+/// Wakers counted, then not (the probes' waker counting off), then again,
+/// and one thread without them in a Sample that has others': each Sample
+/// reads back as it was, an unknown never as "woken by nobody".
+#[test]
+fn wakers_unknown_round_trip_as_unknown() {
+    let mut samples = with_why();
+    let unknown = |s: &mut Sample, from: usize| {
+        for t in s.threads.iter_mut().skip(from) {
+            if let Some(w) = t.why.as_mut() {
+                let w = Arc::make_mut(w);
+                w.wakeups = None;
+                w.woken_by.clear();
+                w.woken_by_rest = 0;
+            }
+        }
+    };
+    unknown(&mut samples[1], 0);
+    // the last thread only: the others keep theirs
+    let n = samples[2].threads.len();
+    unknown(&mut samples[2], n - 1);
+    let mut prev: Option<&Sample> = None;
+    for (i, s) in samples.iter().enumerate() {
+        let back = decode(&encode(s, prev), prev).unwrap();
+        assert_eq!(&back, s, "Sample {i}");
+        let wakeups = |s: &Sample| -> Vec<Option<u64>> {
+            s.threads
+                .iter()
+                .filter_map(|t| t.why.as_deref().map(|w| w.wakeups))
+                .collect()
+        };
+        let w = wakeups(&back);
+        assert!(!w.is_empty());
+        match i {
+            1 => assert!(w.iter().all(Option::is_none), "{w:?}"),
+            2 => {
+                assert_eq!(w.last(), Some(&None));
+                assert!(w[..w.len() - 1].iter().all(Option::is_some), "{w:?}");
+            }
+            _ => assert!(w.iter().all(Option::is_some), "{w:?}"),
+        }
+        prev = Some(s);
     }
 }
 

@@ -161,22 +161,26 @@ pub(super) fn decode_why(
     Ok(())
 }
 
-/// Whether `cur` has wakers for the section after the outside threads.
+/// Whether `cur` has wakers for the section after the outside threads:
+/// whether its source counted them (the section's presence says so; a
+/// Sample without it reads with every waker figure unknown).
 pub(super) fn has_wakers(cur: &Sample) -> bool {
     cur.system.losses.wake_pairs_full > 0
         || cur
             .threads
             .iter()
             .filter_map(|t| t.why.as_deref())
-            .any(|w| w.wakeups > 0 || !w.woken_by.is_empty() || w.woken_by_rest > 0)
+            .any(|w| w.wakeups.is_some() || !w.woken_by.is_empty() || w.woken_by_rest > 0)
 }
 
 /// The wakers (format 5, after the outside threads, which are then always
-/// written; older Samples end before: their threads read as woken by
-/// nobody): the count of wakeups whose pair was lost, then for each thread
-/// that has why figures, in order, 0 (wakeups as the same thread's in the
-/// previous Sample, no wakers) or 1, its wakeups (a delta on that) and its
-/// (wakee, waker) pair list, encoded as the preemptors' are.
+/// written; Samples whose source did not count wakers, and older ones, end
+/// before: their threads' waker figures read as unknown): the count of
+/// wakeups whose pair was lost, then for each thread that has why figures,
+/// in order, 0 (wakeups as the same thread's in the previous Sample, no
+/// wakers), 1, its wakeups (a delta on that) and its (wakee, waker) pair
+/// list, encoded as the preemptors' are, or 2 (its wakers unknown in a
+/// Sample that knows others'; no source writes this today).
 pub(super) fn encode_wakers(out: &mut Vec<u8>, cur: &Sample, prev: &Sample) {
     let mut before = ThreadMatcher::new(&prev.threads);
     put_delta(
@@ -189,14 +193,18 @@ pub(super) fn encode_wakers(out: &mut Vec<u8>, cur: &Sample, prev: &Sample) {
         let was = before
             .get(t)
             .and_then(|p| p.why.as_deref())
-            .map_or(0, |b| b.wakeups);
+            .and_then(|b| b.wakeups);
         let (list, rest) = w.pairs(PairKind::Wake);
-        if w.wakeups == was && list.is_empty() && rest == 0 {
+        let Some(wakeups) = w.wakeups else {
+            out.push(2);
+            continue;
+        };
+        if Some(wakeups) == was && list.is_empty() && rest == 0 {
             out.push(0);
             continue;
         }
         out.push(1);
-        put_delta(out, w.wakeups, was);
+        put_delta(out, wakeups, was.unwrap_or(0));
         put_pairs(out, (list, rest), MAX_PAIRS);
     }
 }
@@ -208,25 +216,41 @@ pub(super) fn decode_wakers(c: &mut Cursor, s: &mut Sample, prev: &Sample) -> DR
         let was = before
             .get(t)
             .and_then(|p| p.why.as_deref())
-            .map_or(0, |b| b.wakeups);
+            .and_then(|b| b.wakeups);
         let Some(w) = t.why.as_mut() else { continue };
         let (wakeups, list, rest) = match c.u8()? {
-            0 => (was, Vec::new(), 0),
+            // a reference without wakers (an older Sample's) counted none
+            // yet: format 5 wrote 0 for a thread never woken
+            0 => (Some(was.unwrap_or(0)), Vec::new(), 0),
             1 => {
-                let wakeups = c.delta(was)?;
+                let wakeups = c.delta(was.unwrap_or(0))?;
                 let (list, rest) = get_pairs(c, MAX_PAIRS)?;
-                (wakeups, list, rest)
+                (Some(wakeups), list, rest)
             }
+            2 => (None, Vec::new(), 0),
             _ => return Err(DecodeError("bad waker flag of a thread")),
         };
-        if w.wakeups != wakeups || w.woken_by != list || w.woken_by_rest != rest {
-            let w = Arc::make_mut(w);
-            w.wakeups = wakeups;
-            w.woken_by = list;
-            w.woken_by_rest = rest;
-        }
+        set_wakers(w, wakeups, list, rest);
     }
     Ok(())
+}
+
+/// A Sample without the wakers section: its source did not count them.
+pub(super) fn wakers_unknown(s: &mut Sample) {
+    for t in s.threads.iter_mut() {
+        if let Some(w) = t.why.as_mut() {
+            set_wakers(w, None, Vec::new(), 0);
+        }
+    }
+}
+
+fn set_wakers(w: &mut Arc<WhySample>, wakeups: Option<u64>, list: Vec<(u32, u64)>, rest: u64) {
+    if w.wakeups != wakeups || w.woken_by != list || w.woken_by_rest != rest {
+        let w = Arc::make_mut(w);
+        w.wakeups = wakeups;
+        w.woken_by = list;
+        w.woken_by_rest = rest;
+    }
 }
 
 /// The outside threads (after the why figures; only when there are any).

@@ -321,7 +321,7 @@ fn why_of(
         .filter(|&(_, n)| n > 0)
         .collect(),
         woken_by_rest: last_vol - by_thread - by_irq,
-        wakeups: vol,
+        wakeups: Some(vol),
     }
 }
 

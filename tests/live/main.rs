@@ -29,5 +29,6 @@ mod tree_ancestors;
 mod trigger_bundle;
 mod trigger_live_tmux;
 mod ui_groups;
+mod wakers_unknown;
 mod why_live;
 mod why_wakers_live;

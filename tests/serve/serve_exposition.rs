@@ -54,6 +54,8 @@ fn totals(threads: usize, samples: usize) -> Totals {
             let mut w = schedtop::model::why::WhySample::default();
             w.blocked_on[3] = th.voluntary / 2;
             w.migrations_by_cause[1] = th.migrations.unwrap_or(0) / 2;
+            // wakers counted (none named): their figure has series too
+            w.wakeups = Some(th.voluntary);
             th.why = Some(w.into());
         }
         s.system.cpu_pressure = parse(&format!(

@@ -125,6 +125,39 @@ fn detail_of_a_process() {
     }
 }
 
+/// The BPF fixture as a source that did not count wakers (the probes'
+/// waker counting off): every thread's waker figures unknown.
+fn bpf_without_wakers(w: u16, h: u16) -> AppState {
+    let mut samples = fixtures::samples(SourceKind::Bpf);
+    for s in &mut samples {
+        for t in s.threads.iter_mut() {
+            if let Some(why) = t.why.as_mut() {
+                let why = std::sync::Arc::make_mut(why);
+                why.wakeups = None;
+                why.woken_by.clear();
+                why.woken_by_rest = 0;
+            }
+        }
+    }
+    fixtures::app_with(fixtures::host(SourceKind::Bpf), samples, w, h)
+}
+
+#[test]
+fn detail_with_wakers_not_counted_says_unknown_not_nobody() {
+    let acts = [Action::ToggleDetail];
+    for s in snap("detail_wakers_unknown", |w, h| {
+        apply(bpf_without_wakers(w, h), &acts)
+    }) {
+        assert!(s.contains("woken by  - (not counted"), "{s}");
+        assert!(!s.contains("nobody this interval") || s.contains("preempted by"));
+        assert!(!s.contains("hardirq"), "{s}");
+        assert!(!s.contains("chain"), "no wait chain without wakers: {s}");
+    }
+    // the counted fixture shows who woke the same thread
+    let s = screen(&apply(bpf(200, 50), &acts), 200, 50);
+    assert!(s.contains("hardirq"), "{s}");
+}
+
 #[test]
 fn help_overlay() {
     let tops = snap("help", |w, h| apply(bpf(w, h), &[Action::ToggleHelp]));

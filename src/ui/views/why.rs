@@ -135,6 +135,16 @@ fn wakers(r: &Row, w: &WhyCounts, since_start: bool) -> Line<'static> {
             "woken by"
         },
     );
+    if !w.wakers_known() {
+        // not counted (the probes' waker counting off, the source or the
+        // recording has none): unknown, never "nobody"
+        s.push(Span::styled(" -", theme::value()));
+        s.push(Span::styled(
+            " (not counted: SCHEDTOP_WAKERS=1)",
+            theme::exited(),
+        ));
+        return Line::from(s);
+    }
     let total = w.wakeups_listed();
     if total == 0 {
         s.push(Span::styled(" nobody this interval", theme::exited()));
