@@ -18,6 +18,7 @@ use super::codec_cpus::{decode_cpus, decode_migrations, encode_cpus, encode_migr
 use super::codec_hist::{decode_hist, encode_hist, fine_hists};
 pub(super) use super::codec_streams::STREAMS;
 use super::codec_streams::{get_ns, put_ns, with_spare_streams, Streams};
+use super::codec_system::{decode_system, encode_system};
 use super::codec_why::{
     decode_outside, decode_wakers, decode_why, encode_outside, encode_wakers, encode_why,
     has_wakers, has_why, wakers_unknown,
@@ -25,9 +26,7 @@ use super::codec_why::{
 use super::codec_zstd::compress_parts;
 pub use super::codec_zstd::{compress, decompress};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
-use crate::model::{
-    Baseline, CgroupSample, Log2Hist, Losses, Name, Sample, SystemSample, ThreadAttrs, ThreadSample,
-};
+use crate::model::{Baseline, CgroupSample, Log2Hist, Name, Sample, ThreadAttrs, ThreadSample};
 
 const MODE_KEY: u8 = 0;
 const MODE_DELTA: u8 = 1;
@@ -214,44 +213,6 @@ pub fn decode_compressed(payload: &[u8], prev: Option<&Sample>) -> DResult<Sampl
 /// Whether the encoded Sample is a key frame.
 pub fn is_key(raw: &[u8]) -> bool {
     raw.first() == Some(&MODE_KEY)
-}
-
-fn encode_system(out: &mut Vec<u8>, s: &SystemSample, p: &SystemSample) {
-    put_delta(out, s.context_switches, p.context_switches);
-    put_u64(out, s.procs_running.into());
-    put_u64(out, s.procs_blocked.into());
-    for l in s.load {
-        out.extend_from_slice(&l.to_bits().to_le_bytes());
-    }
-    put_delta(out, s.losses.thread_map_full, p.losses.thread_map_full);
-    put_delta(
-        out,
-        s.losses.migration_matrix_overflow,
-        p.losses.migration_matrix_overflow,
-    );
-}
-
-fn decode_system(c: &mut Cursor, p: &SystemSample) -> DResult<SystemSample> {
-    let context_switches = c.delta(p.context_switches)?;
-    let procs_running = c.u32()?;
-    let procs_blocked = c.u32()?;
-    let load = [c.f64()?, c.f64()?, c.f64()?];
-    let thread_map_full = c.delta(p.losses.thread_map_full)?;
-    let migration_matrix_overflow = c.delta(p.losses.migration_matrix_overflow)?;
-    Ok(SystemSample {
-        context_switches,
-        procs_running,
-        procs_blocked,
-        load,
-        // torn_reads and exits_untraced are not in the format yet
-        losses: Losses {
-            thread_map_full,
-            migration_matrix_overflow,
-            ..Losses::default()
-        },
-        cpu_pressure: None,
-        migrations_by_cause: Vec::new(),
-    })
 }
 
 fn opt_delta(out: &mut Vec<u8>, cur: Option<u64>, r: Option<u64>) {

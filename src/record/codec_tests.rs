@@ -1,5 +1,6 @@
 //! Round trips and bounds of codec.rs.
 use super::*;
+use crate::model::SystemSample;
 use crate::record::testdata::{synthetic_samples, SynthOptions};
 use std::sync::Arc;
 

@@ -26,6 +26,7 @@ mod codec_cpus;
 mod codec_hist;
 pub mod codec_sizes;
 mod codec_streams;
+mod codec_system;
 mod codec_why;
 mod codec_zstd;
 /// Hostile recordings for tests and the fuzz corpus (not in the release binary).
