@@ -68,11 +68,20 @@ pub fn default_path(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
 
 /// The file's content, or None when there is no file.
 fn read_text(path: &Path) -> io::Result<Option<String>> {
-    let f = match std::fs::File::open(path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: opening a FIFO for reading waits for a writer for ever
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
+    if !f.metadata()?.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
     let mut text = String::new();
     f.take(MAX_BYTES + 1).read_to_string(&mut text)?;
     if text.len() as u64 > MAX_BYTES {
