@@ -43,3 +43,45 @@ fn a_fifo_config_is_one_line_not_a_hang() {
     let meta = std::fs::symlink_metadata(&path).unwrap();
     assert_eq!(meta.mode() & libc::S_IFMT, libc::S_IFIFO);
 }
+
+/// config.toml a symlink into a dotfiles repository, the file 0600: a save
+/// used to rename a new 0644 file over the link, so the link was gone and
+/// the dotfiles copy silently stale.
+#[test]
+fn a_save_through_a_symlink_keeps_the_link_and_the_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let dots = dir.path().join("dotfiles");
+    std::fs::create_dir(&dots).unwrap();
+    let real = dots.join("schedtop.toml");
+    std::fs::write(&real, "interval_ms = 2000 # mine\n").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = dir.path().join("config.toml");
+    std::os::unix::fs::symlink("dotfiles/schedtop.toml", &link).unwrap();
+
+    let loaded = config_file::load(&link);
+    assert_eq!(loaded.warning, None);
+    assert_eq!(loaded.settings.interval_ms, 2000);
+    let mut s = loaded.settings.clone();
+    s.interval_ms = 5000;
+    loaded.store.unwrap().save(&s).unwrap();
+
+    let meta = std::fs::symlink_metadata(&link).unwrap();
+    assert!(meta.file_type().is_symlink(), "the link was replaced");
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(text.starts_with("interval_ms = 5000 # mine\n"), "{text}");
+    assert_eq!(config_file::parse(&text).unwrap(), s);
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o600, "the file's mode changed");
+    // nothing left beside either
+    for d in [dir.path(), dots.as_path()] {
+        let names: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(
+            names.iter().all(|n| !n.to_string_lossy().ends_with(".tmp")),
+            "{names:?}"
+        );
+    }
+}
