@@ -129,18 +129,10 @@ impl ProcfsReader {
     /// (procfs's own reader then fails, and the thread went unlisted).
     fn task_status(&self, task: &procfs::process::Task) -> Option<procfs::process::Status> {
         use procfs::FromBufRead;
-        use std::io::Read;
         let path = self
             .root
             .join(format!("{}/task/{}/status", task.pid, task.tid));
-        let mut raw = Vec::new();
-        // about 1.5 KiB on 6.18; the bound only guards a strange /proc
-        std::fs::File::open(path)
-            .ok()?
-            .take(64 << 10)
-            .read_to_end(&mut raw)
-            .ok()?;
-        let text = String::from_utf8_lossy(&raw);
+        let text = crate::util::proc_text::read_lossy(&path)?;
         procfs::process::Status::from_buf_read(text.as_bytes()).ok()
     }
 }
