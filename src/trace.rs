@@ -37,23 +37,38 @@ pub struct TraceSummary {
 /// The output file, created 0600 (a trace names every thread on the host):
 /// O_EXCL unless `force`, never following a symlink.
 fn create_output(path: &Path, force: bool) -> Result<File> {
+    let not_a_file = || {
+        anyhow::anyhow!(
+            "cannot create {}: it exists and is not a regular file",
+            path.display()
+        )
+    };
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file() && !m.is_symlink()) {
+        return Err(not_a_file());
+    }
     let mut o = OpenOptions::new();
+    // O_NONBLOCK: a FIFO put there since the check fails the open instead
+    // of waiting for a reader for ever (signals only set a flag here)
     o.write(true)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK);
     if force {
         o.create(true).truncate(true);
     } else {
         o.create_new(true);
     }
-    o.open(path).map_err(|e| {
+    let file = o.open(path).map_err(|e| {
         let why = match e.raw_os_error() {
             Some(libc::EEXIST) => "it exists (use --force to replace it)".to_string(),
             Some(libc::ELOOP) => "it is a symlink".to_string(),
             _ => e.to_string(),
         };
         anyhow::anyhow!("cannot create {}: {why}", path.display())
-    })
+    })?;
+    if !file.metadata()?.is_file() {
+        return Err(not_a_file());
+    }
+    Ok(file)
 }
 
 /// Record for `opts.duration`, or until `stop` is set, into `opts.output`.

@@ -41,7 +41,7 @@ pub fn name_outside(threads: &[ThreadSample], proc: &Path) -> Vec<OutsideThread>
 
 fn read_outside(proc: &Path, tid: u32) -> Option<OutsideThread> {
     // /proc/<tid> works for any thread, listed in /proc or not
-    let status = std::fs::read_to_string(proc.join(tid.to_string()).join("status")).ok()?;
+    let status = crate::util::proc_text::read_lossy(&proc.join(tid.to_string()).join("status"))?;
     let pid: u32 = status
         .lines()
         .find_map(|l| l.strip_prefix("Tgid:"))?
@@ -102,6 +102,12 @@ mod tests {
         };
         task(50, 50, "sh");
         task(51, 50, "worker\u{1b}[2J");
+        // the kernel writes a name raw into status: not always UTF-8
+        std::fs::write(
+            proc.path().join("51/status"),
+            b"Name:\tworker\xff\xfe\nTgid:\t50\nPid:\t51\n",
+        )
+        .unwrap();
         // 2 is in the list; 51 and 50 are outside; 60 is gone
         let threads = vec![
             preempted(1, vec![(2, 9), (51, 3), (60, 1)]),

@@ -59,7 +59,7 @@ pub fn ancestors_with(
 /// ppid ...". The name may hold spaces and parentheses: it ends at the
 /// last `)`.
 fn read_stat(proc: &Path, pid: u32) -> Option<(Name, u32)> {
-    let text = std::fs::read_to_string(proc.join(pid.to_string()).join("stat")).ok()?;
+    let text = crate::util::proc_text::read_lossy(&proc.join(pid.to_string()).join("stat"))?;
     parse_stat(&text)
 }
 

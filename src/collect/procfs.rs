@@ -73,7 +73,7 @@ impl ProcfsReader {
         let Ok(pstat) = proc.stat() else { return };
         let Ok(tasks) = proc.tasks() else { return };
         for task in tasks.flatten() {
-            let (Ok(stat), Ok(status)) = (task.stat(), task.status()) else {
+            let (Ok(stat), Some(status)) = (task.stat(), self.task_status(&task)) else {
                 continue;
             };
             let sched = task.schedstat().ok();
@@ -120,6 +120,20 @@ impl ProcfsReader {
                 cgroup: self.cgroups.intern_proc(cgroups, task.pid as u32, tid),
             });
         }
+    }
+}
+
+impl ProcfsReader {
+    /// /proc/<pid>/task/<tid>/status, its Name line made UTF-8: a thread
+    /// names itself with any 15 bytes, and the kernel writes them raw there
+    /// (procfs's own reader then fails, and the thread went unlisted).
+    fn task_status(&self, task: &procfs::process::Task) -> Option<procfs::process::Status> {
+        use procfs::FromBufRead;
+        let path = self
+            .root
+            .join(format!("{}/task/{}/status", task.pid, task.tid));
+        let text = crate::util::proc_text::read_lossy(&path)?;
+        procfs::process::Status::from_buf_read(text.as_bytes()).ok()
     }
 }
 

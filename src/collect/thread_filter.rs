@@ -139,7 +139,8 @@ impl ThreadSieve {
 /// The effective uid of thread `tid` (/proc/<tid>/status, `Uid:` line: real,
 /// effective, saved, filesystem).
 fn read_euid(tid: u32) -> Option<u32> {
-    let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    let path = format!("/proc/{tid}/status");
+    let text = crate::util::proc_text::read_lossy(std::path::Path::new(&path))?;
     let line = text.lines().find_map(|l| l.strip_prefix("Uid:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }

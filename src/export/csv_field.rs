@@ -2,7 +2,8 @@
 //! CSV and the cgroup CSV both write through it).
 
 /// A CSV field that is safe to open in a spreadsheet and to print in a
-/// terminal: control characters escaped as \xNN, a leading = + - @ defused
+/// terminal: control characters escaped as \xNN, bidi overrides and
+/// zero-width characters as \u{NNNN}, a leading = + - @ defused
 /// with a quote, quoted when it holds a comma, quote or space at an edge.
 pub fn csv_field(s: &str) -> String {
     let mut v = String::with_capacity(s.len() + 2);
@@ -12,6 +13,8 @@ pub fn csv_field(s: &str) -> String {
     for c in s.chars() {
         if c.is_control() {
             v.push_str(&format!("\\x{:02x}", c as u32));
+        } else if is_invisible(c as u32) {
+            v.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
             v.push(c);
         }
@@ -21,6 +24,16 @@ pub fn csv_field(s: &str) -> String {
     } else {
         v
     }
+}
+
+/// Format characters that change how the text around them is drawn (bidi
+/// overrides and isolates, zero-width ones): the live view spells out the
+/// same ones.
+fn is_invisible(n: u32) -> bool {
+    matches!(
+        n,
+        0x00ad | 0x061c | 0x180e | 0x200b..=0x200f | 0x2028..=0x202e | 0x2060..=0x2069 | 0xfeff
+    )
 }
 
 #[cfg(test)]
@@ -35,5 +48,9 @@ mod tests {
         assert_eq!(csv_field("\u{1b}[31mred"), "\\x1b[31mred");
         assert_eq!(csv_field("=cmd()"), "'=cmd()");
         assert_eq!(csv_field("line\nbreak"), "line\\x0abreak");
+        // a bidi override reverses what follows it in a spreadsheet (and in
+        // a terminal that does bidi): "rtl<U+202E>gnp.exe" shows as an .exe
+        assert_eq!(csv_field("rtl\u{202e}gnp.exe"), "rtl\\u{202e}gnp.exe");
+        assert_eq!(csv_field("a\u{200b}b\u{2066}c"), "a\\u{200b}b\\u{2066}c");
     }
 }

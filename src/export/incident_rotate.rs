@@ -9,7 +9,6 @@
 //! does not reorder bundles). A bundle whose recording is still locked by
 //! its writer (another schedtop sharing the directory) is never removed,
 //! and neither is the bundle the caller is writing.
-use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -91,9 +90,18 @@ pub fn bundles(dir: &Path) -> Vec<Bundle> {
 
 /// Whether a writer still holds the lock on the bundle's recording.
 fn being_written(dir: &Path) -> bool {
-    let Ok(f) = File::open(dir.join(RECORDING)) else {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: a FIFO put there would wait for a writer for ever
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dir.join(RECORDING))
+    else {
         return false;
     };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     // SAFETY: flock on a descriptor we own; released when `f` closes.
     let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
     r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
@@ -175,5 +183,35 @@ mod tests {
         assert_eq!(gone.len(), 1);
         assert_eq!(gone[0].path, a);
         assert!(c.exists() && stranger.exists() && forged.exists());
+    }
+
+    /// A bundle whose recording is a FIFO (planted in a shared incident
+    /// directory): asking whether a writer holds it opened the FIFO and
+    /// waited for a writer for ever, so the recorder stopped at its next
+    /// bundle.
+    #[test]
+    fn a_fifo_for_a_recording_does_not_hang_the_pruning() {
+        let d = tempfile::tempdir().unwrap();
+        let old = bundle(d.path(), "old", 1, 10);
+        let fifo = std::ffi::CString::new(old.join(RECORDING).to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let new = bundle(d.path(), "new", 2, 10);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let dir = d.path().to_path_buf();
+        std::thread::spawn(move || {
+            let _ = tx.send(prune(&dir, None, 1, u64::MAX));
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(5));
+        if got.is_err() {
+            // free the pruner: a writer opens the FIFO and goes
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .open(old.join(RECORDING));
+        }
+        let gone = got.expect("pruning hung on a FIFO for 5 s");
+        let gone: Vec<&Path> = gone.iter().map(|r| r.path.as_path()).collect();
+        assert_eq!(gone, [old.as_path()]);
+        assert!(new.exists());
     }
 }

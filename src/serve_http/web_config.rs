@@ -185,12 +185,31 @@ fn tls(v: &Yaml, dir: &Path) -> Result<Option<Arc<rustls::ServerConfig>>> {
 }
 
 fn read_pem(path: &PathBuf, what: &str) -> Result<Vec<u8>> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| anyhow!("{what} {}: cannot read it: {e}", path.display()))?;
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let cannot = |e: std::io::Error| anyhow!("{what} {}: cannot read it: {e}", path.display());
+    // O_NONBLOCK: a FIFO would wait for a writer for ever; and a device
+    // such as /dev/zero stats as 0 bytes and never ends: regular files only
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(cannot)?;
+    let meta = f.metadata().map_err(cannot)?;
+    if !meta.is_file() {
+        bail!("{what} {}: not a regular file", path.display());
+    }
     if meta.len() > MAX_FILE_BYTES {
         bail!("{what} {}: too large for PEM", path.display());
     }
-    std::fs::read(path).map_err(|e| anyhow!("{what} {}: cannot read it: {e}", path.display()))
+    let mut pem = Vec::new();
+    f.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut pem)
+        .map_err(cannot)?;
+    if pem.len() as u64 > MAX_FILE_BYTES {
+        bail!("{what} {}: too large for PEM", path.display());
+    }
+    Ok(pem)
 }
 
 /// rustls's server config for one certificate chain and its key.

@@ -68,11 +68,20 @@ pub fn default_path(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
 
 /// The file's content, or None when there is no file.
 fn read_text(path: &Path) -> io::Result<Option<String>> {
-    let f = match std::fs::File::open(path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: opening a FIFO for reading waits for a writer for ever
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
+    if !f.metadata()?.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
     let mut text = String::new();
     f.take(MAX_BYTES + 1).read_to_string(&mut text)?;
     if text.len() as u64 > MAX_BYTES {
@@ -233,9 +242,22 @@ impl ConfigStore {
 }
 
 /// Write `text` to a new file beside `path`, then rename it over `path`: a
-/// crash leaves the old file or the new one, never half of one.
+/// crash leaves the old file or the new one, never half of one. A symlink
+/// (a dotfiles manager's) is followed and kept, and so is the file's mode.
 fn write_replacing(path: &Path, text: &str) -> io::Result<()> {
     use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let resolved;
+    let path = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        resolved = std::fs::canonicalize(path)?;
+        resolved.as_path()
+    } else {
+        path
+    };
+    let mode = match std::fs::metadata(path) {
+        Ok(m) => m.permissions().mode() & 0o7777,
+        Err(_) => 0o644,
+    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
@@ -246,7 +268,9 @@ fn write_replacing(path: &Path, text: &str) -> io::Result<()> {
     let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
     let _ = std::fs::remove_file(&tmp); // a leftover of a crashed save
     let result = (|| {
-        let mut f = crate::util::files::create_new(&tmp)?;
+        let mut f = crate::util::files::create_new_mode(&tmp, mode)?;
+        // the umask took bits off the old file's mode
+        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)

@@ -5,5 +5,6 @@ pub mod files;
 pub mod heap;
 pub mod names;
 pub mod privileges;
+pub mod proc_text;
 pub mod signals;
 pub mod stdio;

@@ -22,6 +22,7 @@ mod dump_cgroups;
 mod dump_json;
 mod dump_why;
 mod procfs_fallback;
+mod procfs_hostile_name;
 mod screenshots_current;
 mod skip_rules;
 mod snapshot_cli;

@@ -49,3 +49,42 @@ fn trace_refuses_a_symlink_even_with_force() {
     check(&["trace", "-d", "0.2", "-o", t], &victim);
     check(&["trace", "-d", "0.2", "--force", "-o", t], &victim);
 }
+
+/// `trace --force -o FIFO`: the open waited for a reader for ever, and as
+/// SIGTERM and Ctrl-C only set a flag, nothing but SIGKILL ended it.
+#[test]
+fn trace_refuses_a_fifo_even_with_force_and_does_not_hang() {
+    use std::os::unix::process::CommandExt;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("out.pftrace");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for force in [false, true] {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["trace", "-d", "0.2", "-o", fifo.to_str().unwrap()]);
+        if force {
+            cmd.arg("--force");
+        }
+        let mut child = cmd
+            .process_group(0)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let ended = crate::common::ended_within(&mut child, Duration::from_secs(10));
+        if !ended {
+            // SAFETY: kill has no memory preconditions; the group is the child's
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(ended, "trace -o FIFO (force {force}) hung for 10 s");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "force {force}");
+        assert!(
+            err.trim().lines().count() == 1 && err.contains("not a regular file"),
+            "force {force}: {err}"
+        );
+    }
+}

@@ -368,3 +368,64 @@ fn listening_beyond_loopback_unprotected_is_a_warning() {
         s.said
     );
 }
+
+/// A cert_file or key_file that is no file: a FIFO waited for a writer for
+/// ever, and /dev/zero (length 0 to stat) was read until memory ran out
+/// (1 GB in a second here). The child runs under a 2 GiB address-space
+/// limit so a regression fails instead of eating the machine.
+#[test]
+fn a_pem_path_that_is_a_fifo_or_a_device_is_one_line() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("cert.pem");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for pem in [fifo.to_str().unwrap(), "/dev/zero"] {
+        let path = dir.path().join("web.yml");
+        std::fs::write(
+            &path,
+            format!("tls_server_config:\n  cert_file: {pem}\n  key_file: {pem}\n"),
+        )
+        .unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_schedtop"));
+        cmd.args([
+            "serve",
+            "--procfs",
+            "--listen",
+            "127.0.0.1:0",
+            "--web-config",
+        ])
+        .arg(&path)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .process_group(0);
+        // SAFETY: setrlimit is async-signal-safe
+        unsafe {
+            cmd.pre_exec(|| {
+                let lim = libc::rlimit {
+                    rlim_cur: 2 << 30,
+                    rlim_max: 2 << 30,
+                };
+                libc::setrlimit(libc::RLIMIT_AS, &lim);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().unwrap();
+        let t0 = Instant::now();
+        while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let hung = child.try_wait().unwrap().is_none();
+        unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(!hung, "cert_file {pem}: still starting after 10 s");
+        assert!(!out.status.success(), "cert_file {pem} was accepted");
+        assert_eq!(err.lines().count(), 1, "{pem}: {err}");
+        assert!(
+            err.contains("cert_file") && err.contains("not a regular file"),
+            "{pem}: {err}"
+        );
+    }
+}

@@ -9,6 +9,7 @@ mod common;
 #[path = "../svg_grid/mod.rs"]
 mod svg_grid;
 
+mod config_hostile;
 mod fault_resize_storm;
 mod fault_sigstop;
 mod flight_key;
