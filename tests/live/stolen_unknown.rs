@@ -31,9 +31,8 @@ enum Mode {
     ProbesOn,
 }
 
-/// schedtop `args` on this process: its stdout (a failure or a hang fails
-/// the test, with what it said on stderr).
-fn schedtop(mode: Mode, args: &[&str]) -> String {
+/// schedtop `args` on this process, started: `finish` reads what it says.
+fn start(mode: Mode, args: &[&str]) -> (Mode, Group) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_schedtop"));
     cmd.args(args)
         .args(["-i", "1", "-p", &common::getpid().to_string()])
@@ -45,8 +44,15 @@ fn schedtop(mode: Mode, args: &[&str]) -> String {
         Mode::ProbesOff => cmd.arg("--require-bpf").env_remove("SCHEDTOP_IRQ_TIME"),
         Mode::ProbesOn => cmd.arg("--require-bpf").env("SCHEDTOP_IRQ_TIME", "1"),
     };
-    let mut g = Group(cmd.spawn().unwrap());
+    (mode, Group(cmd.spawn().unwrap()))
+}
+
+/// The stdout of a started schedtop (a failure or a hang fails the test,
+/// with what it said on stderr).
+fn finish((mode, mut g): (Mode, Group)) -> String {
     let deadline = Instant::now() + Duration::from_secs(40);
+    // both pipes are read after the exit: the few lines asked for fit in
+    // a pipe's buffer
     while g.0.try_wait().unwrap().is_none() {
         assert!(
             Instant::now() < deadline,
@@ -61,9 +67,15 @@ fn schedtop(mode: Mode, args: &[&str]) -> String {
     out
 }
 
+/// A batch run of three intervals, started.
+fn start_json(mode: Mode) -> (Mode, Group) {
+    start(mode, &["--batch", "-n", "3"])
+}
+
 /// The spinner's row of the last batch interval.
-fn spinner_json(mode: Mode, tid: u32) -> serde_json::Value {
-    let out = schedtop(mode, &["--batch", "-n", "3"]);
+fn spinner_json(run: (Mode, Group), tid: u32) -> serde_json::Value {
+    let mode = run.0;
+    let out = finish(run);
     let last: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
     last["threads"]
         .as_array()
@@ -74,9 +86,9 @@ fn spinner_json(mode: Mode, tid: u32) -> serde_json::Value {
         .clone()
 }
 
-/// The STOLEN% cell of the spinner's row in a snapshot of the threads view.
-fn spinner_cell(mode: Mode, tid: u32) -> String {
-    let out = schedtop(
+/// A snapshot of the threads view, started.
+fn start_cell(mode: Mode) -> (Mode, Group) {
+    start(
         mode,
         &[
             "snapshot",
@@ -87,7 +99,13 @@ fn spinner_cell(mode: Mode, tid: u32) -> String {
             "--size",
             "220x12",
         ],
-    );
+    )
+}
+
+/// The STOLEN% cell of the spinner's row in a snapshot of the threads view.
+fn spinner_cell(run: (Mode, Group), tid: u32) -> String {
+    let mode = run.0;
+    let out = finish(run);
     let mut lines = out.lines();
     let head = lines
         .find(|l| l.contains("STOLEN%"))
@@ -114,17 +132,24 @@ fn stolen_time_is_unknown_where_not_measured_and_a_number_where_it_is() {
     let spin = common::Workload::spinners(1, cpu);
     let tid = spin.tids[0];
 
+    // the six runs side by side: each process has its own probes (or
+    // none), and none of them checks a time (one after the other they
+    // took 31 s, most of it three-second windows waited in turn)
+    let modes = [Mode::Procfs, Mode::ProbesOff, Mode::ProbesOn];
+    let mut json = modes.map(start_json).into_iter();
+    let mut cells = modes.map(start_cell).into_iter();
+    let mut off = serde_json::Value::Null;
     for mode in [Mode::Procfs, Mode::ProbesOff] {
-        let t = spinner_json(mode, tid);
+        let t = spinner_json(json.next().unwrap(), tid);
         assert!(t["stolen_ns"].is_null(), "{mode:?}: {t}");
         assert!(t["stolen_by_kind_ns"].is_null(), "{mode:?}: {t}");
-        assert_eq!(spinner_cell(mode, tid), "-", "{mode:?}");
+        assert_eq!(spinner_cell(cells.next().unwrap(), tid), "-", "{mode:?}");
+        off = t;
     }
     // BPF measures cross-node migrations whatever the interrupt probes do
-    let t = spinner_json(Mode::ProbesOff, tid);
-    assert_eq!(t["cross_node_migrations"].as_u64(), Some(0), "{t}");
+    assert_eq!(off["cross_node_migrations"].as_u64(), Some(0), "{off}");
 
-    let t = spinner_json(Mode::ProbesOn, tid);
+    let t = spinner_json(json.next().unwrap(), tid);
     let stolen = t["stolen_ns"].as_u64().unwrap_or_else(|| panic!("on: {t}"));
     let oncpu = t["oncpu_ns"].as_u64().unwrap();
     eprintln!("probes on: spinner stolen {stolen} ns of {oncpu} ns on CPU");
@@ -140,7 +165,7 @@ fn stolen_time_is_unknown_where_not_measured_and_a_number_where_it_is() {
         .map(|v| v.as_u64().unwrap())
         .sum();
     assert_eq!(by_kind, stolen, "{t}");
-    let cell = spinner_cell(Mode::ProbesOn, tid);
+    let cell = spinner_cell(cells.next().unwrap(), tid);
     let pct: f64 = cell
         .parse()
         .unwrap_or_else(|_| panic!("on: STOLEN% {cell:?}"));

@@ -287,13 +287,15 @@ fn idle_connections_never_starve_scrapes() {
     metrics_ok(s.addr);
     // 200 idle or half-sent connections from 127.0.0.1 (the scraper's
     // address too), held for the whole run
-    let end = Instant::now() + Duration::from_secs(12);
+    let end = Instant::now() + Duration::from_secs(8);
     let idle = hold_idle(s.addr, 200, end);
     std::thread::sleep(Duration::from_secs(1));
-    // a scrape every 100 ms for 10 s
+    // a scrape every 100 ms for 6 s: across the exporter's 5 s header
+    // timeout, when the half-sent connections are closed and come back
+    // (10 s before: two such turns where one shows what is checked)
     let (mut asked, mut answered) = (0u32, 0u32);
     let t0 = Instant::now();
-    while t0.elapsed() < Duration::from_secs(10) {
+    while t0.elapsed() < Duration::from_secs(6) {
         let next = Instant::now() + Duration::from_millis(100);
         asked += 1;
         if get(s.addr, "/metrics", "*/*").0 == 200 {
@@ -305,7 +307,7 @@ fn idle_connections_never_starve_scrapes() {
     eprintln!(
         "idle flood: {answered}/{asked} scrapes answered 200 while 200 idle or half-sent connections were held ({opened} opened, {closed} closed by the exporter, {most} open at once on the client side)"
     );
-    assert!(asked >= 50, "only {asked} scrapes in 10 s");
+    assert!(asked >= 30, "only {asked} scrapes in 6 s");
     assert!(answered * 100 >= asked * 99, "{answered}/{asked} answered");
     // the idle clients really were past the 64-connection cap
     assert!(most >= 200 && closed > 0, "{most} open, {closed} closed");

@@ -171,6 +171,7 @@ fn prometheus_scrapes_and_agrees_with_batch() {
     if common::bpf_source(vec![]).is_none() {
         return;
     }
+    let t_start = Instant::now();
     let dir = tempfile::tempdir().unwrap();
     let bin = env!("CARGO_BIN_EXE_schedtop");
 
@@ -283,10 +284,30 @@ fn prometheus_scrapes_and_agrees_with_batch() {
         String::from_utf8_lossy(&linted.stderr)
     );
 
-    // 30 s of scrapes, then the last 25 s as the window
-    std::thread::sleep(Duration::from_secs(32));
+    // the window: as soon as Prometheus holds a scrape of the workload
+    // for each of its seconds (it slept 32 s for a 25 s window before)
     let window = 25.0;
-    let at = unix_now() - 2.0;
+    let up_at = Instant::now();
+    let full = format!(
+        "count_over_time(schedtop_process_switches_total{{pid=\"{pid}\",kind=\"voluntary\"}}[{window}s])"
+    );
+    let t0 = Instant::now();
+    let at = loop {
+        let at = unix_now() - 2.0;
+        if query(prom_port, &full, at).is_some_and(|n| n >= window - 1.0) {
+            break at;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "Prometheus never held {window} s of scrapes"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    eprintln!(
+        "up after {:.1} s, a full window {:.1} s later",
+        (up_at - t_start).as_secs_f64(),
+        up_at.elapsed().as_secs_f64()
+    );
     assert_eq!(
         query(
             prom_port,
