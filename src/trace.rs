@@ -35,8 +35,8 @@ pub struct TraceSummary {
 }
 
 /// The output file, created 0600 (a trace names every thread on the host):
-/// O_EXCL unless `force`, never following a symlink.
-fn create_output(path: &Path, force: bool) -> Result<File> {
+/// O_EXCL, never following a symlink.
+fn create_output(path: &Path) -> Result<File> {
     let not_a_file = || {
         anyhow::anyhow!(
             "cannot create {}: it exists and is not a regular file",
@@ -52,11 +52,7 @@ fn create_output(path: &Path, force: bool) -> Result<File> {
     o.write(true)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK);
-    if force {
-        o.create(true).truncate(true);
-    } else {
-        o.create_new(true);
-    }
+    o.create_new(true);
     let file = o.open(path).map_err(|e| {
         let why = match e.raw_os_error() {
             Some(libc::EEXIST) => "it exists (use --force to replace it)".to_string(),
@@ -78,13 +74,53 @@ pub fn trace(
     on_ready: &mut dyn FnMut(),
     stop: &AtomicBool,
 ) -> Result<TraceSummary> {
-    let file = create_output(&opts.output, opts.force)?;
-    let result = trace_into(file, opts, on_ready, stop);
-    if result.is_err() && !opts.force {
-        // ours, and useless: do not leave an empty or partial trace behind
-        let _ = std::fs::remove_file(&opts.output);
+    if !opts.force {
+        let file = create_output(&opts.output)?;
+        let result = trace_into(file, opts, on_ready, stop);
+        if result.is_err() {
+            // ours, and useless: do not leave an empty or partial trace behind
+            let _ = std::fs::remove_file(&opts.output);
+        }
+        return result;
+    }
+    // --force: the old file stays until the new trace is whole (a trace
+    // that fails to start must not cost the user the one they had)
+    refuse_odd_target(&opts.output)?;
+    let temp = partial_path(&opts.output);
+    let file = create_output(&temp)?;
+    let result = trace_into(file, opts, on_ready, stop).and_then(|summary| {
+        std::fs::rename(&temp, &opts.output)
+            .with_context(|| format!("cannot replace {}", opts.output.display()))?;
+        Ok(summary)
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// What --force never replaces: a symlink, or anything but a regular file.
+fn refuse_odd_target(path: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_symlink() => Err(anyhow::anyhow!(
+            "cannot create {}: it is a symlink",
+            path.display()
+        )),
+        Ok(m) if !m.is_file() => Err(anyhow::anyhow!(
+            "cannot create {}: it exists and is not a regular file",
+            path.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The trace being written beside `path` until it is whole.
+fn partial_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.partial-{}", std::process::id()))
 }
 
 fn trace_into(

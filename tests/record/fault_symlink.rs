@@ -88,3 +88,45 @@ fn trace_refuses_a_fifo_even_with_force_and_does_not_hang() {
         );
     }
 }
+
+/// `trace --force` over an existing trace that then fails to start (here:
+/// run without privileges, so the probes cannot load) kept nothing: the
+/// old file was truncated at the open and held a trace's first bytes. The new trace is written beside it
+/// and replaces it only when whole.
+#[test]
+fn a_trace_that_fails_does_not_cost_the_old_one() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    const NOBODY: u32 = 65534;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let old = dir.path().join("old.pftrace");
+    std::fs::write(&old, "yesterday's trace\n").unwrap();
+    std::os::unix::fs::chown(&old, Some(NOBODY), Some(NOBODY)).unwrap();
+    let out = Command::new(BIN)
+        .args(["trace", "-d", "0.2", "--force", "-o"])
+        .arg(&old)
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "an unprivileged trace started: {err}"
+    );
+    assert!(
+        err.contains("schedtop:") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&std::fs::read(&old).unwrap()),
+        "yesterday's trace\n",
+        "the failed trace replaced the old one ({err})"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "a partial file left behind: {left:?}");
+}
