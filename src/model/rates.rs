@@ -7,7 +7,7 @@ use super::fasthash::IdMap;
 
 use super::counters::Counters;
 use super::hist::Log2Hist;
-use super::sample::{Sample, ThreadSample};
+use super::sample::{Sample, ThreadSample, Threads};
 use super::why::{self, WhyCounts};
 
 /// What happened to one thread during one interval.
@@ -190,6 +190,8 @@ pub struct ThreadMatcher<'a> {
     prev: &'a [ThreadSample],
     next: usize,
     index: Option<IdMap<(u32, u64), usize>>,
+    /// the list's own index, built once for every matcher of it
+    shared: Option<&'a Threads>,
 }
 
 impl<'a> ThreadMatcher<'a> {
@@ -198,6 +200,19 @@ impl<'a> ThreadMatcher<'a> {
             prev,
             next: 0,
             index: None,
+            shared: None,
+        }
+    }
+
+    /// A matcher into a Sample's list, sharing its index (`Threads::index`)
+    /// with the other matchers into it (the derivation, the codec's thread
+    /// and why sections).
+    pub fn of(prev: Option<&'a Threads>) -> ThreadMatcher<'a> {
+        ThreadMatcher {
+            prev: prev.map_or(&[], |t| t.as_slice()),
+            next: 0,
+            index: None,
+            shared: prev,
         }
     }
 
@@ -209,12 +224,15 @@ impl<'a> ThreadMatcher<'a> {
             return Some(self.next - 1);
         }
         let prev = self.prev;
-        let index = self.index.get_or_insert_with(|| {
-            prev.iter()
-                .enumerate()
-                .map(|(i, t)| ((t.tid, t.start_time_ns), i))
-                .collect()
-        });
+        let index = match self.shared {
+            Some(list) => list.index(),
+            None => self.index.get_or_insert_with(|| {
+                prev.iter()
+                    .enumerate()
+                    .map(|(i, t)| ((t.tid, t.start_time_ns), i))
+                    .collect()
+            }),
+        };
         let i = index.get(&(tid, start_time_ns)).copied()?;
         // a tid listed twice (exited, then reused) maps to the last one:
         // the walk's own position is the better answer when it matches
@@ -242,7 +260,7 @@ pub fn each_interval<'a>(
     prev: Option<&'a Sample>,
     cur: &'a Sample,
 ) -> impl Iterator<Item = (&'a ThreadSample, Option<ThreadInterval>)> + 'a {
-    let mut matcher = ThreadMatcher::new(prev.map_or(&[], |p| &p.threads));
+    let mut matcher = ThreadMatcher::of(prev.map(|p| &p.threads));
     cur.threads
         .iter()
         .map(move |t| (t, thread_interval(t, matcher.get(t))))
