@@ -210,6 +210,16 @@ fn allowed_cpus(f: &IntervalFacts, cgroup: Option<&str>) -> (f64, &'static str) 
 pub fn too_many_threads(f: &IntervalFacts) -> Vec<Finding> {
     let t = &THRESHOLDS;
     let dt = f.dt();
+    // Quiet threads add nothing but their count (and maybe the process's
+    // cgroup): unless a process lost enough time over its busy ones, none
+    // is reported, and the pass over every row is not needed.
+    let mut busy: BTreeMap<u32, Time> = BTreeMap::new();
+    for r in f.busy_threads() {
+        busy.entry(r.pid).or_default().add(r);
+    }
+    if !busy.values().any(|t| t.lost_enough(dt)) {
+        return Vec::new();
+    }
     let mut procs: BTreeMap<u32, (Time, Option<&str>)> = BTreeMap::new();
     for r in f.threads() {
         let e = procs.entry(r.pid).or_default();

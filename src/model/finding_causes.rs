@@ -87,7 +87,7 @@ pub fn antagonists(f: &IntervalFacts, quota: &[Finding], rt: &BTreeSet<u32>) -> 
     let t = &THRESHOLDS;
     let dt = f.dt();
     let mut per_process: BTreeMap<u32, Victims> = BTreeMap::new();
-    for r in f.threads() {
+    for r in f.busy_threads() {
         if super::finding_capacity::under_throttled(r, quota) {
             continue;
         }
@@ -271,7 +271,7 @@ pub fn blocking(f: &IntervalFacts) -> Vec<Finding> {
     let t = &THRESHOLDS;
     let dt = f.dt();
     let mut per: BTreeMap<u32, Blocked> = BTreeMap::new();
-    for r in f.threads() {
+    for r in f.busy_threads() {
         let Some(why) = r.why.as_ref() else { continue };
         let total = why
             .blocked_on
@@ -369,7 +369,7 @@ pub fn cross_node_churn(f: &IntervalFacts) -> Vec<Finding> {
     // busy threads the balancer moved across nodes (a short-lived helper
     // moved while it waits costs nothing)
     let mut moved: BTreeMap<u32, u32> = BTreeMap::new();
-    for r in f.threads() {
+    for r in f.busy_threads() {
         let balanced = r
             .why
             .as_ref()

@@ -60,7 +60,7 @@ pub fn rt_hog_cpus(f: &IntervalFacts) -> BTreeSet<u32> {
 
 fn hogs<'a>(f: &'a IntervalFacts) -> BTreeMap<u32, Hog<'a>> {
     let mut out: BTreeMap<u32, Hog> = BTreeMap::new();
-    for r in f.derived.threads.iter().filter(|r| r.attrs.realtime()) {
+    for r in f.busy_rows().filter(|r| r.attrs.realtime()) {
         let busy = r.cpu_pct.get().unwrap_or(0.0);
         if busy < THRESHOLDS.rt_hog_min_cpu_pct {
             continue;
@@ -89,7 +89,7 @@ pub fn rt_hog(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
         return Vec::new();
     }
     let mut starved: BTreeMap<u32, Starved> = BTreeMap::new();
-    for r in f.threads() {
+    for r in f.busy_threads() {
         if r.attrs.realtime() || hogs.contains_key(&r.pid) || under_throttled(r, quota) {
             continue;
         }
@@ -220,7 +220,7 @@ pub fn wakeup_placement(f: &IntervalFacts, quota: &[Finding]) -> Vec<Finding> {
     let dt = f.dt();
     let rt = rt_hog_cpus(f);
     let mut per: BTreeMap<u32, Misplaced> = BTreeMap::new();
-    for r in f.threads() {
+    for r in f.busy_threads() {
         if under_throttled(r, quota) || r.attrs.realtime() {
             continue;
         }

@@ -104,7 +104,9 @@ pub fn stolen_time(f: &IntervalFacts) -> Vec<Finding> {
     let t = &THRESHOLDS;
     let dt = f.dt();
     let probes = probes_on(f);
-    let threads: Vec<&Row> = f.threads().collect();
+    // every row only where a CPU lost enough to name them (a quiet thread
+    // that last ran there is listed too)
+    let mut threads: Option<Vec<&Row>> = None;
     let whole_box = f.scope.pids.is_empty() && f.scope.cgroup.is_none();
     let mut out = Vec::new();
     let mut flagged: BTreeSet<u32> = BTreeSet::new();
@@ -118,6 +120,7 @@ pub fn stolen_time(f: &IntervalFacts) -> Vec<Finding> {
         }
         // the scope's threads that last ran there, those that lost most first
         let mut on: Vec<(&Row, u64)> = threads
+            .get_or_insert_with(|| f.threads().collect())
             .iter()
             .filter(|r| r.cpu == Some(loss.cpu))
             .map(|r| (*r, thread_loss(r).map_or(0, |x| x.0)))
@@ -132,7 +135,8 @@ pub fn stolen_time(f: &IntervalFacts) -> Vec<Finding> {
     if !probes {
         return out;
     }
-    for r in threads {
+    // a quiet thread lost nothing: no time on a CPU
+    for r in f.busy_threads() {
         let Some((stolen, share)) = thread_loss(r) else {
             continue;
         };

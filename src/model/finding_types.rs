@@ -254,6 +254,27 @@ impl IntervalFacts<'_> {
             .filter(|r| r.oncpu_ns.is_some() && self.scope.thread(r))
     }
 
+    /// `threads()` without the quiet rows (nothing counted: no time on or
+    /// waiting for a CPU, no switch, migration, hist entry or why count).
+    /// Every rule that needs something counted reads these: at 100,000
+    /// idle threads the passes over every row were ~15 % of the live view.
+    pub fn busy_threads(&self) -> impl Iterator<Item = &Row> {
+        self.busy_rows()
+            .filter(|r| r.oncpu_ns.is_some() && self.scope.thread(r))
+    }
+
+    /// Every thread row, in scope or not, that is not quiet. A row without
+    /// its flag (a hand-made `Derived`) counts as busy.
+    pub fn busy_rows(&self) -> impl Iterator<Item = &Row> {
+        let quiet = &self.derived.quiet;
+        self.derived
+            .threads
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| quiet.get(*i) != Some(&true))
+            .map(|(_, r)| &**r)
+    }
+
     /// A process's name from its row (its leader's), if listed.
     pub fn process_name(&self, pid: u32) -> Option<&str> {
         self.derived

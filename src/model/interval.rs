@@ -239,7 +239,7 @@ pub fn derive_reusing(
     // copied through two iterator adapters per thread, 7 % of the live
     // view at 50,000 threads)
     let prev_threads: &[ThreadSample] = prev.map_or(&[], |p| &p.threads);
-    let mut before = ThreadMatcher::new(prev_threads);
+    let mut before = ThreadMatcher::of(prev.map(|p| &p.threads));
     let mut empties = EmptyIntervals::default();
     let mut quiet_figures = Vec::new();
     let mut born: BTreeMap<u32, Tally> = BTreeMap::new();

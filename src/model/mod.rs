@@ -37,6 +37,7 @@ pub mod sample;
 pub mod shared_interval;
 pub mod system_metrics;
 pub mod tally;
+pub mod thread_matcher;
 mod thread_same;
 pub mod trigger;
 pub mod trigger_eval;

@@ -181,53 +181,7 @@ pub fn index_threads(s: &Sample) -> IdMap<(u32, u64), &ThreadSample> {
         .collect()
 }
 
-/// Finds each thread of a Sample in the previous one. Sources list threads
-/// in the same order from one Sample to the next (the kernel's task list,
-/// /proc), so the match is almost always the next one along: a hash of
-/// every thread is built only at the first thread that is not (and the
-/// walk picks up again after it).
-pub struct ThreadMatcher<'a> {
-    prev: &'a [ThreadSample],
-    next: usize,
-    index: Option<IdMap<(u32, u64), usize>>,
-}
-
-impl<'a> ThreadMatcher<'a> {
-    pub fn new(prev: &'a [ThreadSample]) -> ThreadMatcher<'a> {
-        ThreadMatcher {
-            prev,
-            next: 0,
-            index: None,
-        }
-    }
-
-    /// The position in the previous Sample of the thread (tid, start).
-    pub fn find(&mut self, tid: u32, start_time_ns: u64) -> Option<usize> {
-        let same = |t: &ThreadSample| t.tid == tid && t.start_time_ns == start_time_ns;
-        if self.prev.get(self.next).is_some_and(same) {
-            self.next += 1;
-            return Some(self.next - 1);
-        }
-        let prev = self.prev;
-        let index = self.index.get_or_insert_with(|| {
-            prev.iter()
-                .enumerate()
-                .map(|(i, t)| ((t.tid, t.start_time_ns), i))
-                .collect()
-        });
-        let i = index.get(&(tid, start_time_ns)).copied()?;
-        // a tid listed twice (exited, then reused) maps to the last one:
-        // the walk's own position is the better answer when it matches
-        self.next = i + 1;
-        Some(i)
-    }
-
-    /// The thread itself.
-    pub fn get(&mut self, t: &ThreadSample) -> Option<&'a ThreadSample> {
-        let prev = self.prev;
-        self.find(t.tid, t.start_time_ns).map(|i| &prev[i])
-    }
-}
+pub use super::thread_matcher::ThreadMatcher;
 
 /// Every thread of `cur` with its interval (None = no rate known yet).
 pub fn intervals<'a>(
@@ -242,7 +196,7 @@ pub fn each_interval<'a>(
     prev: Option<&'a Sample>,
     cur: &'a Sample,
 ) -> impl Iterator<Item = (&'a ThreadSample, Option<ThreadInterval>)> + 'a {
-    let mut matcher = ThreadMatcher::new(prev.map_or(&[], |p| &p.threads));
+    let mut matcher = ThreadMatcher::of(prev.map(|p| &p.threads));
     cur.threads
         .iter()
         .map(move |t| (t, thread_interval(t, matcher.get(t))))

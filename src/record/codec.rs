@@ -26,7 +26,9 @@ use super::codec_why::{
 use super::codec_zstd::compress_parts;
 pub use super::codec_zstd::{compress, decompress};
 use super::varint::{put_bytes, put_delta, put_u64, Cursor, DResult, DecodeError};
-use crate::model::{Baseline, CgroupSample, Log2Hist, Name, Sample, ThreadAttrs, ThreadSample};
+use crate::model::{
+    Baseline, CgroupSample, Log2Hist, Name, Sample, ThreadAttrs, ThreadSample, Threads,
+};
 
 const MODE_KEY: u8 = 0;
 const MODE_DELTA: u8 = 1;
@@ -223,7 +225,7 @@ fn opt_delta(out: &mut Vec<u8>, cur: Option<u64>, r: Option<u64>) {
 
 /// The thread list: its count and each stream's length into `out`, then
 /// the streams.
-pub(super) fn encode_threads(out: &mut Vec<u8>, threads: &[ThreadSample], prev: &[ThreadSample]) {
+pub(super) fn encode_threads(out: &mut Vec<u8>, threads: &[ThreadSample], prev: &Threads) {
     with_spare_streams(|s| {
         fill_streams(s, threads, prev);
         put_stream_lens(out, threads.len(), s);
@@ -242,8 +244,8 @@ fn put_stream_lens(out: &mut Vec<u8>, threads: usize, s: &Streams) {
 
 /// Every thread's fields into the streams, as a delta on `prev`'s thread
 /// with the same (tid, start time) where there is one.
-fn fill_streams(s: &mut Streams, threads: &[ThreadSample], prev: &[ThreadSample]) {
-    let mut matcher = ThreadMatcher::new(prev);
+fn fill_streams(s: &mut Streams, threads: &[ThreadSample], prev: &Threads) {
+    let mut matcher = ThreadMatcher::of(Some(prev));
     let mut last_tid = 0u64;
     let mut last_ref: i64 = -1;
     for t in threads {

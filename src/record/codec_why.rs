@@ -27,7 +27,7 @@ pub(super) fn has_why(cur: &Sample) -> bool {
 pub(super) fn encode_why(out: &mut Vec<u8>, cur: &Sample, prev: &Sample) {
     // in step with the previous Sample, as encode_threads finds them: no
     // map of every thread per frame
-    let mut before = ThreadMatcher::new(&prev.threads);
+    let mut before = ThreadMatcher::of(Some(&prev.threads));
     put_delta(
         out,
         cur.system.losses.preempt_pairs_full,
@@ -137,7 +137,7 @@ pub(super) fn decode_why(
     prev: &Sample,
     b: &mut Budget,
 ) -> DResult<()> {
-    let mut before = ThreadMatcher::new(&prev.threads);
+    let mut before = ThreadMatcher::of(Some(&prev.threads));
     s.system.losses.preempt_pairs_full = c.delta(prev.system.losses.preempt_pairs_full)?;
     match c.u64()? {
         0 => {}
@@ -182,7 +182,7 @@ pub(super) fn has_wakers(cur: &Sample) -> bool {
 /// list, encoded as the preemptors' are, or 2 (its wakers unknown in a
 /// Sample that knows others'; no source writes this today).
 pub(super) fn encode_wakers(out: &mut Vec<u8>, cur: &Sample, prev: &Sample) {
-    let mut before = ThreadMatcher::new(&prev.threads);
+    let mut before = ThreadMatcher::of(Some(&prev.threads));
     put_delta(
         out,
         cur.system.losses.wake_pairs_full,
@@ -210,7 +210,7 @@ pub(super) fn encode_wakers(out: &mut Vec<u8>, cur: &Sample, prev: &Sample) {
 }
 
 pub(super) fn decode_wakers(c: &mut Cursor, s: &mut Sample, prev: &Sample) -> DResult<()> {
-    let mut before = ThreadMatcher::new(&prev.threads);
+    let mut before = ThreadMatcher::of(Some(&prev.threads));
     s.system.losses.wake_pairs_full = c.delta(prev.system.losses.wake_pairs_full)?;
     for t in s.threads.iter_mut() {
         let was = before
