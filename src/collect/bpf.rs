@@ -361,7 +361,7 @@ impl BpfSource {
         let iter_link = &self.iter_link;
         let storage = self.storage;
         self.wakers.full_pass_begins();
-        let unmeasured = unmeasured_counters(&self.features);
+        let unmeasured = self.features.unmeasured_counters();
         let mut out = ThreadsOut::new(
             self.last_drain_ns,
             &self.pid_filter,
@@ -423,7 +423,7 @@ impl BpfSource {
         let Some(ch) = self.changed.as_mut() else {
             return self.read_every_thread(exited, pairs);
         };
-        let unmeasured = unmeasured_counters(&self.features);
+        let unmeasured = self.features.unmeasured_counters();
         let mut out = ThreadsOut::new(
             self.last_drain_ns,
             &self.pid_filter,
@@ -573,16 +573,5 @@ impl BpfSource {
             preempt_pairs_full: d.preempt_pairs_full,
             wake_pairs_full: d.wake_pairs_full,
         })
-    }
-}
-
-/// The counter slots this run does not measure: stolen time unless the
-/// interrupt-time probes are attached (unknown then, not 0).
-fn unmeasured_counters(f: &Features) -> crate::model::counters::Mask {
-    use crate::model::counters::{mask_of, STOLEN};
-    if f.is_on(Feature::IrqTime) {
-        0
-    } else {
-        mask_of(STOLEN.slots())
     }
 }

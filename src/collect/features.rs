@@ -91,6 +91,22 @@ impl Features {
         self.get(feature).is_some_and(|f| f.on)
     }
 
+    /// The counter slots this run does not measure: those of every counter
+    /// whose probes are not attached (unknown then, not 0).
+    pub fn unmeasured_counters(&self) -> crate::model::counters::Mask {
+        use crate::model::counters::{mask_of, Probes, COUNTERS};
+        let attached = |p: Probes| {
+            self.is_on(match p {
+                Probes::Migrations => Feature::Migrations,
+                Probes::IrqTime => Feature::IrqTime,
+            })
+        };
+        COUNTERS
+            .iter()
+            .filter(|d| !attached(d.measured_by))
+            .fold(0, |m, d| m | mask_of(d.slots()))
+    }
+
     /// "off: run-queue sampler (why), tracer (why)", or None when all is on.
     pub fn off_summary(&self) -> Option<String> {
         let off: Vec<String> = self
@@ -297,5 +313,18 @@ mod tests {
         assert_eq!(f.off_summary(), None);
         assert!(f.is_on(Feature::RunQueue));
         assert!(!f.is_on(Feature::Exits));
+    }
+
+    #[test]
+    fn counters_of_probes_not_attached_are_unmeasured() {
+        use crate::model::counters::{mask_of, CROSS_NODE, STOLEN};
+        let mut f = Features::default();
+        f.set(Feature::Migrations, true, "tracepoint");
+        f.set(Feature::IrqTime, false, "off by default");
+        assert_eq!(f.unmeasured_counters(), mask_of(STOLEN.slots()));
+        f.set(Feature::IrqTime, true, "on");
+        assert_eq!(f.unmeasured_counters(), 0);
+        f.set(Feature::Migrations, false, "no tracepoint");
+        assert_eq!(f.unmeasured_counters(), mask_of(CROSS_NODE.slots()));
     }
 }

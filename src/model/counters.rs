@@ -93,6 +93,19 @@ pub struct CounterDesc {
     /// the JSON/CSV field it follows (field order is an interface); None:
     /// after the last field
     pub after: Option<&'static str>,
+    /// the probes that count it: when they are not attached its slots
+    /// read as unknown, never as 0
+    pub measured_by: Probes,
+}
+
+/// The probe sets a counter may depend on (the collector maps each to the
+/// feature that attaches it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probes {
+    /// sched_migrate_task
+    Migrations,
+    /// the interrupt and softirq entry/exit probes (off by default)
+    IrqTime,
 }
 
 impl CounterDesc {
@@ -167,6 +180,7 @@ pub const CROSS_NODE: CounterDesc = CounterDesc {
     om_help: "Migrations of {whose} between NUMA nodes.",
     trigger: true,
     after: Some("migr"),
+    measured_by: Probes::Migrations,
 };
 
 pub const STOLEN: CounterDesc = CounterDesc {
@@ -194,6 +208,7 @@ pub const STOLEN: CounterDesc = CounterDesc {
     om_help: "Time interrupts (hardirq) and softirqs (by vector) took while {whose} was on a CPU.",
     trigger: true,
     after: None,
+    measured_by: Probes::IrqTime,
 };
 
 /// The descriptor with this JSON key.
