@@ -321,15 +321,13 @@ mod tests {
             }
             assert!(resolve(Scope::Cpu, &counter_name(d)).is_none());
         }
-        // ids, names, histograms are not compared
-        for key in [
-            "tid",
-            "pid",
-            "comm",
-            "wait_hist_us",
-            "exited",
-            "stolen_by_kind_ns",
-        ] {
+        // ids, names, histograms and a family's by-label lists are not
+        // compared
+        let by_label = COUNTERS.iter().filter_map(|d| Some(d.family?.by_label_key));
+        for key in ["tid", "pid", "comm", "wait_hist_us", "exited"]
+            .into_iter()
+            .chain(by_label)
+        {
             assert!(resolve(Scope::Thread, key).is_none(), "{key}");
             assert!(!names(Scope::Thread).iter().any(|n| n == key), "{key}");
         }
