@@ -461,6 +461,7 @@ impl BpfSource {
         let table = &mut out.cgroups;
         let moved = ch.kept.assemble(
             fresh,
+            pairs,
             pass.dead(),
             |id| cgroups.intern_id(table, id),
             &mut out.threads,
