@@ -56,6 +56,20 @@ pub(super) fn take_pairs(skel: &mut SchedtopSkel<'static>) -> Result<Pairs> {
                 .push((key.other, count));
         }
     }
+    // a pair may come in two generations (one written late into the
+    // older): one entry each
+    for list in out.iter_mut().flat_map(|m| m.values_mut()) {
+        if list.len() > 1 {
+            list.sort_unstable_by_key(|p| p.0);
+            list.dedup_by(|b, a| {
+                let same = a.0 == b.0;
+                if same {
+                    a.1 += b.1;
+                }
+                same
+            });
+        }
+    }
     let ks = map.key_size() as usize;
     for chunk in old_keys.chunks(ks * 1024) {
         map.delete_batch(
