@@ -81,6 +81,9 @@ struct pair_key {
 	u32 subject;
 	u32 other;
 	u32 kind;
+	/* why.bpf.h pair_gen as the probe read it: the drain takes only the
+	 * generations before the current one */
+	u32 gen;
 };
 
 struct thread_key {

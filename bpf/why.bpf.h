@@ -23,11 +23,25 @@
  * instead of a compare chain (BPF has no jump tables). */
 const volatile u8 syscall_reason[SYSCALL_SLOTS] = {};
 
-/* (subject, other, kind) -> count since the last drain: the one pair list
- * (preemptions: victim, preemptor; wakeups: wakee, waker). Preallocated
- * (updated with interrupts off); user space reads and empties it every
- * drain, so it holds one interval's pairs; a pair that does not fit is
- * counted in drops (preempt_pairs_full / wake_pairs_full by kind). */
+/* (subject, other, kind, gen) -> count: the one pair list (preemptions:
+ * victim, preemptor; wakeups: wakee, waker). Preallocated (updated with
+ * interrupts off); a pair that does not fit is counted in drops
+ * (preempt_pairs_full / wake_pairs_full by kind).
+ *
+ * A program adds through a pointer it looked up, so user space must not
+ * delete an element a program may still hold: the count would be lost, or
+ * (preallocated elements are recycled at once) land in another pair's.
+ * Hence generations: user space advances pair_gen (through the mmapped
+ * .bss), waits for an RCU grace period, and only then reads and deletes
+ * the keys of older generations (collect/why_drain.rs). Every pair writer
+ * runs from a tracepoint (tp_btf) inside rcu_read_lock() with preemption
+ * off, so once the grace period is over no program that read an older
+ * generation is still running, and a program that starts later sees the
+ * new one (a store before synchronize_rcu() is visible to any reader not
+ * wholly before it). The old generation's keys then stay only for the
+ * length of the drain: the map holds about one interval's pairs. */
+u32 pair_gen = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -38,7 +52,13 @@ struct {
 /* Add n to the pair's count; a pair that does not fit is counted lost. */
 static __always_inline void count_pair(u32 kind, u32 subject, u32 other, u64 n)
 {
-	struct pair_key key = { .subject = subject, .other = other, .kind = kind };
+	struct pair_key key = {
+		.subject = subject,
+		.other = other,
+		.kind = kind,
+		/* once: the key's generation is the one this program saw */
+		.gen = *(volatile u32 *)&pair_gen,
+	};
 	struct drop_stats *d;
 	u32 zero = 0;
 	u64 *c;
@@ -62,7 +82,7 @@ static __always_inline void count_pair(u32 kind, u32 subject, u32 other, u64 n)
 	if (kind == PAIR_WAKE)
 		__sync_fetch_and_add(&d->wake_pairs_full, n);
 	else
-		__sync_fetch_and_add(&d->preempt_pairs_full, 1);
+		__sync_fetch_and_add(&d->preempt_pairs_full, n);
 }
 
 /* Why `p` moves from CPU `src` (sched_migrate_task fires in set_task_cpu()

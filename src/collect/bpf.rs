@@ -310,7 +310,7 @@ impl BpfSource {
         // (until it is reaped); its exited record is the final one
         let (exited, exits_dropped) = self.exits.take()?;
         let mut exited: Vec<thread_stats> = exited.iter().map(|(_, v)| read_pod(v)).collect();
-        let mut pairs = super::why_drain::take_pairs(&self.skel.maps.pair_counts)?;
+        let mut pairs = super::why_drain::take_pairs(&mut self.skel)?;
         let full = match self.changed.as_mut() {
             Some(ch) => ch.full_pass_due(&mut self.skel, mono_ns),
             None => true,
@@ -463,6 +463,7 @@ impl BpfSource {
         let table = &mut out.cgroups;
         let moved = ch.kept.assemble(
             fresh,
+            pairs,
             pass.dead(),
             |id| cgroups.intern_id(table, id),
             &mut out.threads,

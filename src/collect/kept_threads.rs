@@ -10,6 +10,7 @@ use crate::model::why::{bound_pairs, PairKind, WhySample};
 use crate::model::{ThreadSample, Threads};
 
 use super::bpf_threads::ThreadKey;
+use super::why_drain::{give_pairs, Pairs};
 
 /// A fresh thread as read this drain, and its cgroup's kernel id (the
 /// Sample's cgroup index is only good for that Sample's table).
@@ -113,11 +114,15 @@ impl KeptThreads {
     /// `ids`): every kept one, replaced by its fresh copy if it changed
     /// (`fresh`), without the `dead`; then the fresh ones that are new,
     /// oldest first. `refresh` re-interns a kept thread's cgroup for this
-    /// Sample's table. Returns whether the live list is not the kept one in
-    /// the same order (for `keep`).
+    /// Sample's table. `late`: the drain's pairs no fresh copy took, which
+    /// go to the unchanged threads they belong to (a pair counted after the
+    /// last drain read its thread, which has not switched since). Returns
+    /// whether the live list is not the kept one in the same order (for
+    /// `keep`).
     pub fn assemble(
         &self,
         mut fresh: IdMap<ThreadKey, Kept>,
+        late: &mut Pairs,
         dead: &IdSet<ThreadKey>,
         mut refresh: impl FnMut(u64) -> Option<u32>,
         out: &mut Vec<ThreadSample>,
@@ -129,6 +134,10 @@ impl KeptThreads {
         // in the table: threads side by side share their cgroup)
         let may_change = IdFilter::of(fresh.keys().chain(dead).map(|k| k.0));
         let mut last_cgroup: Option<(u64, Option<u32>)> = None;
+        let may_be_late = IdFilter::of(late.iter().flat_map(|m| m.keys().copied()));
+        let is_late = |tid: u32, late: &Pairs| {
+            may_be_late.may_hold(tid) && late.iter().any(|m| m.contains_key(&tid))
+        };
         for (t, &id) in self.live().iter().zip(&self.cgroup_ids) {
             if t.exited {
                 moved = true;
@@ -157,11 +166,12 @@ impl KeptThreads {
                     i
                 }
             };
-            let had = |w: &&mut Arc<WhySample>| w.has_pairs();
+            let late_here = is_late(t.tid, late);
+            let had = |w: &&mut Arc<WhySample>| late_here || w.has_pairs();
             // shared with the Samples that had it: copied only if it
-            // listed preemptors or wakers
+            // listed preemptors or wakers, or has some now
             if let Some(w) = t.why.as_mut().filter(had) {
-                Arc::make_mut(w).clear_pairs();
+                give_pairs(Arc::make_mut(w), t.tid, late);
             }
             out.push(t);
             ids.push(id);
@@ -221,7 +231,8 @@ mod tests {
         table: impl FnMut(u64) -> Option<u32>,
     ) -> Threads {
         let (mut out, mut ids) = (Vec::new(), Vec::new());
-        let moved = kt.assemble(fresh, dead, table, &mut out, &mut ids);
+        let mut late = Pairs::default();
+        let moved = kt.assemble(fresh, &mut late, dead, table, &mut out, &mut ids);
         let threads = Threads::from(out);
         kt.keep(&threads, ids, moved);
         threads
@@ -287,6 +298,7 @@ mod tests {
         let table = |id| Some(if id == 80 { 0 } else { 1 });
         let moved = kt.assemble(
             IdMap::default(),
+            &mut Pairs::default(),
             &IdSet::default(),
             table,
             &mut out,
@@ -299,6 +311,34 @@ mod tests {
         assert!(!moved);
         kt.keep(&Threads::from(out), ids, moved);
         assert!(kt.first_seen(&(9, 109)) && !kt.first_seen(&(1, 101)));
+    }
+
+    #[test]
+    fn pairs_counted_after_an_unchanged_thread_was_read_come_with_it() {
+        // thread 1 was preempted by 9 after the last drain read it, and has
+        // not switched since: this drain's pairs are its, not lost
+        let kt = after_full_pass(vec![kept(1, 5, 70), kept(2, 6, 70)]);
+        let mut late = Pairs::default();
+        late[PairKind::Preempt as usize].insert(1, vec![(9, 1)]);
+        // a thread outside the Sample (filtered out): left alone
+        late[PairKind::Wake as usize].insert(3, vec![(9, 4)]);
+        let (mut out, mut ids) = (Vec::new(), Vec::new());
+        kt.assemble(
+            IdMap::default(),
+            &mut late,
+            &IdSet::default(),
+            |_| Some(0),
+            &mut out,
+            &mut ids,
+        );
+        let why = |i: usize| out[i].why.as_deref().unwrap();
+        assert_eq!(
+            (why(0).preempted_by.as_slice(), why(0).preempted_by_rest),
+            (&[(9, 1)][..], 0)
+        );
+        // the other one's pairs of the last interval are not repeated
+        assert!(!why(1).has_pairs(), "{:?}", why(1));
+        assert!(late[0].is_empty() && late[1].contains_key(&3));
     }
 
     #[test]

@@ -1,13 +1,18 @@
 //! The "why" counters out of the probe's records and maps: migration causes
 //! and block reasons from each thread's record, and the interval's pairs
 //! ((victim, preemptor) and (wakee, waker)), which the probe keeps in one
-//! bounded map that is emptied here every drain.
+//! bounded map under a generation number (bpf/why.bpf.h `pair_gen`): each
+//! drain starts a new generation and takes the older ones once no probe
+//! can still be adding to them.
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock};
+use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use libbpf_rs::{MapCore, MapFlags};
 
-use super::bpf_maps::{read_pod, take_hash_map};
+use super::bpf_maps::{read_hash_map, read_pod};
+use super::bpf_skel::SchedtopSkel;
 use crate::model::fasthash::IdMap;
 use crate::model::why::{bound_pairs, PairKind, WhySample, MIG_CAUSES};
 use crate::model::MigrationCount;
@@ -18,12 +23,32 @@ use super::bpf_skel::types::{pair_key, thread_stats};
 /// (other tid, count).
 pub(super) type Pairs = [IdMap<u32, Vec<(u32, u64)>>; 2];
 
-/// Every pair counted since the last drain; the map is left empty (read
-/// and deleted together, a batch of buckets at a time).
-pub(super) fn take_pairs<M: MapCore>(map: &M) -> Result<Pairs> {
+/// Every pair counted before this call, each exactly once: the probes move
+/// to a new generation, and once none can still add to an older one, those
+/// keys are read and deleted (the ones of the new generation stay for the
+/// next drain).
+pub(super) fn take_pairs(skel: &mut SchedtopSkel<'static>) -> Result<Pairs> {
+    let now = {
+        let bss = skel
+            .maps
+            .bss_data
+            .as_mut()
+            .context("the BPF object has no .bss")?;
+        // SAFETY: the .bss is mmapped and pair_gen is only ever accessed
+        // as a u32; SeqCst: the store is ordered before the wait below
+        let gen = unsafe { AtomicU32::from_ptr(&mut bss.pair_gen) };
+        gen.fetch_add(1, Ordering::SeqCst).wrapping_add(1)
+    };
+    grace_period();
+    let map = &skel.maps.pair_counts;
     let mut out: Pairs = Default::default();
-    for (k, v) in take_hash_map(map)? {
+    let mut old_keys = Vec::new();
+    for (k, v) in read_hash_map(map)? {
         let key: pair_key = read_pod(&k);
+        if key.gen == now {
+            continue;
+        }
+        old_keys.extend_from_slice(&k);
         let count: u64 = read_pod(&v);
         if let Some(into) = out.get_mut(key.kind as usize).filter(|_| count > 0) {
             into.entry(key.subject)
@@ -31,7 +56,46 @@ pub(super) fn take_pairs<M: MapCore>(map: &M) -> Result<Pairs> {
                 .push((key.other, count));
         }
     }
+    // a pair may come in two generations (one written late into the
+    // older): one entry each
+    for list in out.iter_mut().flat_map(|m| m.values_mut()) {
+        if list.len() > 1 {
+            list.sort_unstable_by_key(|p| p.0);
+            list.dedup_by(|b, a| {
+                let same = a.0 == b.0;
+                if same {
+                    a.1 += b.1;
+                }
+                same
+            });
+        }
+    }
+    let ks = map.key_size() as usize;
+    for chunk in old_keys.chunks(ks * 1024) {
+        map.delete_batch(
+            chunk,
+            (chunk.len() / ks) as u32,
+            MapFlags::ANY,
+            MapFlags::ANY,
+        )
+        .context("deleting the drained pairs")?;
+    }
     Ok(out)
+}
+
+/// Wait until every BPF program that was running when this was called has
+/// returned. membarrier(MEMBARRIER_CMD_GLOBAL) is synchronize_rcu()
+/// (kernel/sched/membarrier.c, 4.3+): 8-21 ms measured on a 2-CPU 6.18 VM.
+/// Kernels with nohz_full CPUs refuse it (EINVAL), as may a seccomp
+/// filter: then a pause far longer than a probe runs (microseconds, with
+/// interrupts off), short of a virtual CPU its hypervisor stalls longer.
+fn grace_period() {
+    const MEMBARRIER_CMD_GLOBAL: libc::c_long = 1;
+    // SAFETY: membarrier takes integers only and touches no memory of ours.
+    let r = unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) };
+    if r != 0 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// A thread's "why" figures; takes its preemptors out of `pairs`. All
@@ -56,17 +120,22 @@ pub(super) fn why_of(s: &thread_stats, pairs: &mut Pairs, wakers_counted: bool) 
         wakeups: wakers_counted.then_some(s.wakeups),
         ..WhySample::default()
     };
-    for kind in PairKind::ALL {
-        let (list, rest) = bound_pairs(pairs[kind as usize].remove(&s.tid).unwrap_or_default());
-        let (l, r) = w.pairs_mut(kind);
-        *l = list;
-        *r = rest;
-    }
+    give_pairs(&mut w, s.tid, pairs);
     let zero = &ZERO[usize::from(wakers_counted)];
     if w == **zero {
         zero.clone()
     } else {
         Arc::new(w)
+    }
+}
+
+/// Thread `tid`'s pairs out of `pairs` into `w` (none: its lists empty).
+pub(super) fn give_pairs(w: &mut WhySample, tid: u32, pairs: &mut Pairs) {
+    for kind in PairKind::ALL {
+        let (list, rest) = bound_pairs(pairs[kind as usize].remove(&tid).unwrap_or_default());
+        let (l, r) = w.pairs_mut(kind);
+        *l = list;
+        *r = rest;
     }
 }
 
