@@ -135,7 +135,7 @@ fn life(samples: &[Sample], tid: u32) -> Life {
         l.woken_listed += why.woken_by.iter().map(|p| p.1).sum::<u64>() + why.woken_by_rest;
         l.preempt_listed +=
             why.preempted_by.iter().map(|p| p.1).sum::<u64>() + why.preempted_by_rest;
-        l.wakeups = why.wakeups;
+        l.wakeups = why.wakeups.expect("SCHEDTOP_WAKERS=1: wakeups are counted");
         l.involuntary = t.involuntary;
         l.exited |= t.exited;
     }
