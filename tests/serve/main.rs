@@ -12,4 +12,5 @@ mod serve_exposition;
 mod serve_hostile_names;
 mod serve_http;
 mod serve_prometheus;
+mod serve_slow_clients;
 mod serve_web_config;
