@@ -28,8 +28,8 @@ pub fn csv_field(s: &str) -> String {
 
 /// Format characters that change how the text around them is drawn (bidi
 /// overrides and isolates, zero-width ones): the live view spells out the
-/// same ones.
-fn is_invisible(n: u32) -> bool {
+/// same ones, and the OpenMetrics labels replace them.
+pub fn is_invisible(n: u32) -> bool {
     matches!(
         n,
         0x00ad | 0x061c | 0x180e | 0x200b..=0x200f | 0x2028..=0x202e | 0x2060..=0x2069 | 0xfeff

@@ -41,12 +41,11 @@ pub struct Removed {
 
 /// The firing time in `dir`'s summary, if schedtop wrote it.
 fn marker_time(dir: &Path) -> Option<u64> {
-    let p = dir.join(MARKER);
-    let m = std::fs::symlink_metadata(&p).ok()?;
-    if !m.is_file() || m.len() > MARKER_MAX {
-        return None;
-    }
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).ok()?).ok()?;
+    use crate::util::read_regular::{read_regular, Links};
+    // checked on the opened file: a FIFO put there after a check of the
+    // path would block the read for ever
+    let bytes = read_regular(&dir.join(MARKER), Links::Refuse, MARKER_MAX).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     v.get("schedtop_version")?.as_str()?;
     v.get("time_ns")?.as_u64()
 }
@@ -213,5 +212,44 @@ mod tests {
         let gone: Vec<&Path> = gone.iter().map(|r| r.path.as_path()).collect();
         assert_eq!(gone, [old.as_path()]);
         assert!(new.exists());
+    }
+}
+
+#[cfg(test)]
+mod race_tests {
+    use super::*;
+    use crate::util::read_regular::FifoSwapper;
+    use std::time::{Duration, Instant};
+
+    /// The summary was checked with stat and then read by name: a FIFO put
+    /// there in between (a shared incident directory) blocked the read for
+    /// ever, and with it the recorder's next bundle. 2 s of checks while a
+    /// FIFO and the summary swap places.
+    #[test]
+    fn a_summary_swapped_for_a_fifo_after_its_check_does_not_hang() {
+        let d = tempfile::tempdir().unwrap();
+        let b = d.path().join(format!("{PREFIX}b"));
+        std::fs::create_dir(&b).unwrap();
+        let summary = br#"{"schedtop_version":"0","time_ns":7}"#;
+        let swap = FifoSwapper::start(&b.join(MARKER), summary);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let (t0, mut seen) = (Instant::now(), [0u32; 2]);
+            while t0.elapsed() < Duration::from_secs(2) {
+                match marker_time(&b) {
+                    Some(t) => {
+                        assert_eq!(t, 7);
+                        seen[0] += 1
+                    }
+                    None => seen[1] += 1,
+                }
+            }
+            let _ = tx.send(seen);
+        });
+        let got = rx.recv_timeout(Duration::from_secs(10));
+        drop(swap);
+        let [read, refused] = got.expect("reading a summary hung on a FIFO");
+        // both sides of the race were met
+        assert!(read > 0 && refused > 0, "read {read}, refused {refused}");
     }
 }

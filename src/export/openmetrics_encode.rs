@@ -6,6 +6,8 @@
 //! choice between the two.
 use std::borrow::Cow;
 
+use super::csv_field::is_invisible;
+
 use prometheus_client::encoding::{DescriptorEncoder, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
@@ -72,11 +74,20 @@ pub fn series_of(v: &Value) -> usize {
 }
 
 /// Label values are chosen by the threads themselves (comm): control
-/// characters become `?` so a scrape shown in a terminal stays inert; the
-/// encoder escapes `\`, `"` and newlines.
+/// characters become `?` so a scrape shown in a terminal stays inert, and
+/// so do bidi overrides and zero-width characters, which are no control
+/// characters to Unicode but redraw the text around them
+/// ("x<U+202E>fdp.exe" shows as "xexe.pdf"); the encoder escapes `\`, `"`
+/// and newlines.
 pub fn label_text(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
+        .map(|c| {
+            if c.is_control() || is_invisible(c as u32) {
+                '?'
+            } else {
+                c
+            }
+        })
         .collect()
 }
 
@@ -210,6 +221,15 @@ mod tests {
         let mut i = Family::new("demo_build", "Build.", MetricType::Info);
         i.rows.push((vec![("version", "1".into())], Value::Info));
         vec![c, h, i]
+    }
+
+    #[test]
+    fn labels_draw_nothing_in_a_terminal() {
+        assert_eq!(label_text("a\x1b[2Jb\n\u{9b}"), "a?[2Jb??");
+        // bidi override and isolate, zero-width space: no controls to
+        // Unicode, but they redraw what follows
+        assert_eq!(label_text("r\u{202e}x\u{2066}y\u{200b}z"), "r?x?y?z");
+        assert_eq!(label_text("é€😀 \"q\" \\"), "é€😀 \"q\" \\");
     }
 
     #[test]

@@ -171,6 +171,20 @@ fn sync_parent(path: &Path) {
     }
 }
 
+/// Clears O_NONBLOCK, which was only for the open.
+fn blocking(file: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fcntl on a descriptor we own; no memory is involved.
+    let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+    // SAFETY: as above
+    if flags < 0
+        || unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// One writer per recording: an exclusive advisory lock held while the
 /// file is open (two recorders appending to one file would interleave).
 /// Taken before anything is read from the file or done to it.
@@ -215,12 +229,20 @@ impl Writer {
         let mut last_index = None;
         let (file, pos) = match (opts.mode, existing) {
             (OpenMode::Append, Some(_)) => {
+                // checked again on the opened file: a FIFO put there since
+                // the check above was opened, locked and written to (the
+                // error was fdatasync's EINVAL); O_NONBLOCK until then, as
+                // a device's open (a serial line) may wait
                 let file = OpenOptions::new()
                     .read(true)
                     .append(true)
-                    .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                    .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
                     .open(path)
                     .with_context(|| format!("{}", path.display()))?;
+                if !file.metadata()?.is_file() {
+                    bail!("{} exists and is not a regular file", path.display());
+                }
+                blocking(&file).with_context(|| format!("{}", path.display()))?;
                 // the lock first: the size and index read below must be
                 // the ones no other writer changes any more
                 lock(&file, path)?;
@@ -456,3 +478,7 @@ pub fn open_unique(
     }
     bail!("100 files named {stem}* exist already in {}", dir.display())
 }
+
+#[cfg(test)]
+#[path = "writer_race_tests.rs"]
+mod race_tests;

@@ -14,7 +14,7 @@
 //! a file that cannot be read, a certificate or key that does not load,
 //! and a hash that is not bcrypt. All of it is checked at start.
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -23,6 +23,8 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::Marker;
 use yaml_rust2::{Yaml, YamlLoader};
+
+use crate::util::read_regular::{open_regular, read_regular, Links};
 
 /// A web config larger than this is not a web config.
 const MAX_FILE_BYTES: u64 = 1 << 20;
@@ -61,14 +63,25 @@ pub fn load(path: &Path) -> Result<WebConfig> {
 }
 
 fn parse_file(path: &Path) -> Result<WebConfig> {
-    let meta = std::fs::metadata(path).map_err(|e| anyhow!("cannot read it: {e}"))?;
-    if !meta.is_file() {
-        bail!("not a regular file");
+    use std::io::Read;
+    // checked on the opened file: a FIFO put there after a check of the
+    // path would block the start for ever
+    let f = match open_regular(path, Links::Follow) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::Other => bail!("{e}"),
+        Err(e) => bail!("cannot read it: {e}"),
+    };
+    let len = f.metadata().map_or(0, |m| m.len());
+    if len > MAX_FILE_BYTES {
+        bail!("{len} bytes: too large for a web config");
     }
-    if meta.len() > MAX_FILE_BYTES {
-        bail!("{} bytes: too large for a web config", meta.len());
+    let mut text = String::new();
+    f.take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| anyhow!("cannot read it: {e}"))?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        bail!("over {MAX_FILE_BYTES} bytes: too large for a web config");
     }
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read it: {e}"))?;
     let dir = path.parent().unwrap_or(Path::new("."));
     parse(&text, dir)
 }
@@ -184,36 +197,17 @@ fn tls(v: &Yaml, dir: &Path) -> Result<Option<Arc<rustls::ServerConfig>>> {
     Ok(Some(Arc::new(server_config(&cert, &key)?)))
 }
 
-fn read_pem(path: &PathBuf, what: &str) -> Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let cannot = |e: std::io::Error| anyhow!("{what} {}: cannot read it: {e}", path.display());
-    // O_NONBLOCK: a FIFO would wait for a writer for ever; and a device
-    // such as /dev/zero stats as 0 bytes and never ends: regular files only
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(cannot)?;
-    let meta = f.metadata().map_err(cannot)?;
-    if !meta.is_file() {
-        bail!("{what} {}: not a regular file", path.display());
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        bail!("{what} {}: too large for PEM", path.display());
-    }
-    let mut pem = Vec::new();
-    f.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut pem)
-        .map_err(cannot)?;
-    if pem.len() as u64 > MAX_FILE_BYTES {
-        bail!("{what} {}: too large for PEM", path.display());
-    }
-    Ok(pem)
+fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>> {
+    // a FIFO would wait for a writer for ever; and a device such as
+    // /dev/zero stats as 0 bytes and never ends: regular files only
+    read_regular(path, Links::Follow, MAX_FILE_BYTES).map_err(|e| match e.kind() {
+        std::io::ErrorKind::Other => anyhow!("{what} {}: {e}", path.display()),
+        _ => anyhow!("{what} {}: cannot read it: {e}", path.display()),
+    })
 }
 
 /// rustls's server config for one certificate chain and its key.
-fn server_config(cert: &PathBuf, key: &PathBuf) -> Result<rustls::ServerConfig> {
+fn server_config(cert: &Path, key: &Path) -> Result<rustls::ServerConfig> {
     let pem = read_pem(cert, "cert_file")?;
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<_, _>>()
@@ -378,5 +372,44 @@ mod tests {
                 .unwrap()
                 .contains("clear text"));
         }
+    }
+}
+
+#[cfg(test)]
+mod race_tests {
+    use super::*;
+    use crate::util::read_regular::FifoSwapper;
+    use std::time::{Duration, Instant};
+
+    /// The web config was checked with stat and then read by name: a FIFO
+    /// put there in between blocked the start for ever. 2 s of loads while
+    /// a FIFO and the file swap places.
+    #[test]
+    fn a_web_config_swapped_for_a_fifo_after_its_check_does_not_hang() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("web.yml");
+        let swap = FifoSwapper::start(&path, b"basic_auth_users: {}\n");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let (t0, mut loaded, mut refused) = (Instant::now(), 0u32, 0u32);
+            while t0.elapsed() < Duration::from_secs(2) {
+                match load(&path) {
+                    Ok(_) => loaded += 1,
+                    Err(e) => {
+                        let e = format!("{e:#}");
+                        assert!(e.ends_with("not a regular file"), "{e}");
+                        refused += 1
+                    }
+                }
+            }
+            let _ = tx.send((loaded, refused));
+        });
+        let got = rx.recv_timeout(Duration::from_secs(10));
+        drop(swap);
+        let (loaded, refused) = got.expect("loading a web config hung on a FIFO");
+        assert!(
+            loaded > 0 && refused > 0,
+            "loaded {loaded}, refused {refused}"
+        );
     }
 }

@@ -6,5 +6,6 @@ pub mod heap;
 pub mod names;
 pub mod privileges;
 pub mod proc_text;
+pub mod read_regular;
 pub mod signals;
 pub mod stdio;

@@ -9,6 +9,8 @@ mod common;
 
 mod agent;
 mod serve_exposition;
+mod serve_hostile_names;
 mod serve_http;
 mod serve_prometheus;
+mod serve_slow_clients;
 mod serve_web_config;

@@ -9,9 +9,9 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-struct Serve {
-    child: Child,
-    addr: SocketAddr,
+pub(crate) struct Serve {
+    pub(crate) child: Child,
+    pub(crate) addr: SocketAddr,
 }
 
 impl Drop for Serve {
@@ -22,7 +22,7 @@ impl Drop for Serve {
     }
 }
 
-fn start(extra: &[&str]) -> Serve {
+pub(crate) fn start(extra: &[&str]) -> Serve {
     let mut child = Command::new(env!("CARGO_BIN_EXE_schedtop"))
         .args(["serve", "--procfs", "-i", "0.5", "--listen", "127.0.0.1:0"])
         .args(extra)
@@ -51,7 +51,7 @@ fn start(extra: &[&str]) -> Serve {
 }
 
 /// One request on a new connection: (status, body).
-fn get(addr: SocketAddr, path: &str, accept: &str) -> (u16, String) {
+pub(crate) fn get(addr: SocketAddr, path: &str, accept: &str) -> (u16, String) {
     // (0, "") when the connection is refused or cut
     let Ok(mut s) = TcpStream::connect(addr) else {
         return (0, String::new());
@@ -68,7 +68,7 @@ fn get(addr: SocketAddr, path: &str, accept: &str) -> (u16, String) {
     status_and_body(&String::from_utf8_lossy(&out))
 }
 
-fn status_and_body(resp: &str) -> (u16, String) {
+pub(crate) fn status_and_body(resp: &str) -> (u16, String) {
     let status = resp
         .split(' ')
         .nth(1)
@@ -78,7 +78,7 @@ fn status_and_body(resp: &str) -> (u16, String) {
     (status, body)
 }
 
-fn metrics_ok(addr: SocketAddr) -> String {
+pub(crate) fn metrics_ok(addr: SocketAddr) -> String {
     for _ in 0..100 {
         let (code, body) = get(addr, "/metrics", "*/*");
         if code == 200 {
@@ -95,7 +95,7 @@ fn value(body: &str, series: &str) -> f64 {
         .unwrap_or_else(|| panic!("{series} missing"))
 }
 
-fn proc_status(pid: u32, key: &str) -> u64 {
+pub(crate) fn proc_status(pid: u32, key: &str) -> u64 {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     s.lines()
         .find_map(|l| l.strip_prefix(key))
