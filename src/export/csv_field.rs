@@ -1,5 +1,6 @@
 //! One CSV field, made safe for spreadsheets and terminals (the thread
 //! CSV and the cgroup CSV both write through it).
+use crate::util::invisible_chars::is_invisible;
 
 /// A CSV field that is safe to open in a spreadsheet and to print in a
 /// terminal: control characters escaped as \xNN, bidi overrides and
@@ -24,16 +25,6 @@ pub fn csv_field(s: &str) -> String {
     } else {
         v
     }
-}
-
-/// Format characters that change how the text around them is drawn (bidi
-/// overrides and isolates, zero-width ones): the live view spells out the
-/// same ones, and the OpenMetrics labels replace them.
-pub fn is_invisible(n: u32) -> bool {
-    matches!(
-        n,
-        0x00ad | 0x061c | 0x180e | 0x200b..=0x200f | 0x2028..=0x202e | 0x2060..=0x2069 | 0xfeff
-    )
 }
 
 #[cfg(test)]

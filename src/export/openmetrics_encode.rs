@@ -6,7 +6,7 @@
 //! choice between the two.
 use std::borrow::Cow;
 
-use super::csv_field::is_invisible;
+use crate::util::invisible_chars::is_invisible;
 
 use prometheus_client::encoding::{DescriptorEncoder, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;

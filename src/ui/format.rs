@@ -1,5 +1,6 @@
 //! Text for the screen: hostile names made inert, durations in adaptive
 //! units, rates that fit a narrow column.
+use crate::util::invisible_chars::is_invisible;
 
 /// A name as the terminal may show it: control characters and invisible
 /// formatting characters (bidi overrides, zero-width) are spelled out, so a
@@ -22,14 +23,6 @@ pub fn escape_name(s: &str) -> String {
         }
     }
     out
-}
-
-/// Format characters that change how the text around them is drawn.
-fn is_invisible(n: u32) -> bool {
-    matches!(
-        n,
-        0x00ad | 0x061c | 0x180e | 0x200b..=0x200f | 0x2028..=0x202e | 0x2060..=0x2069 | 0xfeff
-    )
 }
 
 /// A duration in adaptive units with three significant digits: `850ns`,

@@ -3,6 +3,7 @@
 pub mod clock;
 pub mod files;
 pub mod heap;
+pub mod invisible_chars;
 pub mod names;
 pub mod privileges;
 pub mod proc_text;

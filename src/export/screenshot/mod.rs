@@ -21,6 +21,8 @@ use ratatui::buffer::{Buffer, Cell, CellDiffOption};
 use ratatui::style::{Color, Modifier};
 use unicode_width::UnicodeWidthStr;
 
+use crate::util::invisible_chars::is_invisible;
+
 /// A screenshot file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {
@@ -109,8 +111,9 @@ pub fn file_name(host: &str, time: SystemTime, format: Format) -> String {
 
 /// `s` with every character that could act instead of showing replaced by a
 /// visible stand-in: C0 controls and DEL by their Unicode control pictures
-/// (ESC → `␛`), C1 controls, bidirectional overrides, line/paragraph
-/// separators and XML non-characters by U+FFFD.
+/// (ESC → `␛`); C1 controls, the format characters that redraw the text
+/// around them (bidi overrides, zero-width ones, line/paragraph separators:
+/// util/invisible_chars.rs) and XML non-characters by U+FFFD.
 pub fn visible(s: &str) -> String {
     s.chars().map(visible_char).collect()
 }
@@ -119,13 +122,8 @@ fn visible_char(c: char) -> char {
     match c as u32 {
         n @ 0x00..=0x1f => char::from_u32(0x2400 + n).unwrap_or('\u{FFFD}'),
         0x7f => '\u{2421}',
-        0x80..=0x9f
-        | 0x200e..=0x200f
-        | 0x2028..=0x202e
-        | 0x2066..=0x2069
-        | 0xfeff
-        | 0xfffe
-        | 0xffff => '\u{FFFD}',
+        n if (0x80..=0x9f).contains(&n) || is_invisible(n) => '\u{FFFD}',
+        0xfffe | 0xffff => '\u{FFFD}',
         _ => c,
     }
 }
